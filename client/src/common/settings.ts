@@ -1,0 +1,70 @@
+// Typed torchwise settings. Free of `vscode` so that it can be unit-tested: callers pass a
+// `WorkspaceConfiguration`, which satisfies `ConfigReader`.
+
+export type Severity = "error" | "warning" | "info" | "hint" | "off";
+export type Device = "auto" | "cpu" | "cuda" | "mps";
+
+/** What the server receives as `initializationOptions.settings`. */
+export interface ServerSettings {
+  select: string[];
+  ignore: string[];
+  severity: Record<string, Severity>;
+  benchmark: {
+    device: Device;
+    timeLimit: number;
+  };
+}
+
+export interface ConfigReader {
+  get(section: string): unknown;
+}
+
+const SEVERITIES: readonly Severity[] = ["error", "warning", "info", "hint", "off"];
+const DEVICES: readonly Device[] = ["auto", "cpu", "cuda", "mps"];
+const DEFAULT_TIME_LIMIT = 30;
+
+function isOneOf<T extends string>(value: unknown, allowed: readonly T[]): value is T {
+  return typeof value === "string" && (allowed as readonly string[]).includes(value);
+}
+
+function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
+}
+
+function severityMap(value: unknown): Record<string, Severity> {
+  const result: Record<string, Severity> = {};
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return result;
+  }
+  for (const [code, severity] of Object.entries(value)) {
+    if (isOneOf(severity, SEVERITIES)) {
+      result[code] = severity;
+    }
+  }
+  return result;
+}
+
+function timeLimit(value: unknown): number {
+  if (typeof value !== "number" || !Number.isFinite(value)) {
+    return DEFAULT_TIME_LIMIT;
+  }
+  // VS Code only warns about `minimum`; a run needs at least a second to mean anything.
+  return Math.max(1, value);
+}
+
+/**
+ * Reads the settings the server needs. Settings files are hand-edited JSON, so anything of the
+ * wrong type falls back to its default instead of reaching the server.
+ */
+export function readServerSettings(config: ConfigReader): ServerSettings {
+  const device = config.get("benchmark.device");
+  return {
+    select: stringList(config.get("select")),
+    ignore: stringList(config.get("ignore")),
+    severity: severityMap(config.get("severity")),
+    benchmark: {
+      device: isOneOf(device, DEVICES) ? device : "auto",
+      timeLimit: timeLimit(config.get("benchmark.timeLimit")),
+    },
+  };
+}

@@ -1,0 +1,5 @@
+import sys
+
+from torchwise.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Static analysis of one module: names and scopes, then facts about values."""

@@ -1,0 +1,332 @@
+"""Scopes and name bindings of one module, built in a single pass over ``ast``.
+
+This replaces libcst's ScopeProvider/QualifiedNameProvider on the keystroke path
+(they run at ~800 lines/s; this pass is part of a 20k+ lines/s analysis).
+
+Name resolution is deliberately conservative: a name resolves to an import only
+when *every* binding of it in the scope that owns it is that same import.
+``import torch as T`` makes ``T`` mean ``torch``; ``torch = make()`` anywhere in a
+function makes ``torch`` unknown in that function; names that are not bound at
+all (``Tensor`` after ``from torch import *``) are unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from dataclasses import dataclass, field
+from typing import Iterator
+
+
+class BindingKind(enum.Enum):
+    IMPORT = "import"  # qualname says what
+    ASSIGN = "assign"  # `name = value`: value is the expression
+    OTHER = "other"  # parameters, loop targets, unpacking, augmented assignment, del...
+
+
+@dataclass(frozen=True)
+class Binding:
+    kind: BindingKind
+    node: ast.AST
+    qualname: str | None = None
+    value: ast.expr | None = None
+
+
+class ScopeKind(enum.Enum):
+    MODULE = "module"
+    CLASS = "class"
+    FUNCTION = "function"  # def, lambda and comprehensions
+
+
+@dataclass(eq=False)
+class Scope:
+    kind: ScopeKind
+    parent: Scope | None
+    node: ast.AST
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    global_names: set[str] = field(default_factory=set)
+    nonlocal_names: set[str] = field(default_factory=set)
+
+    @property
+    def module(self) -> Scope:
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+    def owner_of(self, name: str) -> Scope | None:
+        """The scope whose binding of ``name`` is visible here (Python's LEGB rule)."""
+        if name in self.global_names:
+            return self.module if name in self.module.bindings else None
+        if name in self.bindings and name not in self.nonlocal_names:
+            return self
+        scope = self.parent
+        while scope is not None:
+            # Class bodies are not enclosing scopes for the functions inside them.
+            if scope.kind is not ScopeKind.CLASS and name in scope.bindings:
+                return scope
+            scope = scope.parent
+        return None
+
+    def bindings_of(self, name: str) -> list[Binding]:
+        owner = self.owner_of(name)
+        return owner.bindings[name] if owner is not None else []
+
+    def import_of(self, name: str) -> str | None:
+        """Qualified name ``name`` imports, when every binding agrees."""
+        bindings = self.bindings_of(name)
+        if not bindings:
+            return None
+        first = bindings[0].qualname
+        if first is None or any(b.kind is not BindingKind.IMPORT or b.qualname != first for b in bindings):
+            return None
+        return first
+
+    def qualname(self, expr: ast.expr) -> str | None:
+        """``T.cuda.FloatTensor`` -> ``torch.cuda.FloatTensor`` under ``import torch as T``."""
+        parts = []
+        while isinstance(expr, ast.Attribute):
+            parts.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name):
+            return None
+        base = self.import_of(expr.id)
+        if base is None:
+            return None
+        parts.append(base)
+        return ".".join(reversed(parts))
+
+    def single_value(self, name: str) -> tuple[ast.expr, Scope] | None:
+        """The expression a name is bound to, when it is bound exactly once by ``name = value``."""
+        owner = self.owner_of(name)
+        if owner is None:
+            return None
+        bindings = owner.bindings[name]
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN:
+            return None
+        return bindings[0].value, owner
+
+    def aliases_of(self, qualname: str) -> Iterator[str]:
+        """Names visible here that mean ``qualname`` (``T`` for torch under ``import torch as T``)."""
+        seen: set[str] = set()
+        scope: Scope | None = self
+        while scope is not None:
+            for name in scope.bindings:
+                if name not in seen:
+                    seen.add(name)
+                    if self.import_of(name) == qualname:
+                        yield name
+            scope = scope.parent
+
+
+class ModuleIndex:
+    """Every scope of a module, and the nodes rules ask for, each with its scope."""
+
+    def __init__(self, tree: ast.Module, wanted: tuple[type[ast.AST], ...] = (ast.Call,)):
+        self.module_scope = Scope(ScopeKind.MODULE, None, tree)
+        self.wanted = wanted
+        self.nodes: list[tuple[ast.AST, Scope]] = []
+        self.scope_of_node: dict[ast.AST, Scope] = {tree: self.module_scope}
+        self._visit_body(tree.body, self.module_scope)
+
+    # -- bindings -----------------------------------------------------------------
+    def _bind(self, scope: Scope, name: str, binding: Binding) -> None:
+        if name in scope.global_names:
+            scope = scope.module
+        scope.bindings.setdefault(name, []).append(binding)
+
+    def _bind_target(self, scope: Scope, target: ast.expr, node: ast.AST, value: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            kind = BindingKind.ASSIGN if value is not None else BindingKind.OTHER
+            self._bind(scope, target.id, Binding(kind, node, value=value))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._bind_target(scope, elt, node, None)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(scope, target.value, node, None)
+        # Attribute and Subscript targets bind no name.
+
+    # -- walking ------------------------------------------------------------------
+    def _visit_body(self, body: list[ast.stmt], scope: Scope) -> None:
+        for stmt in body:
+            self._visit(stmt, scope)
+
+    def _visit_all(self, nodes, scope: Scope) -> None:
+        for node in nodes:
+            if node is not None:
+                self._visit(node, scope)
+
+    def _new_scope(self, kind: ScopeKind, parent: Scope, node: ast.AST) -> Scope:
+        scope = Scope(kind, parent, node)
+        self.scope_of_node[node] = scope
+        return scope
+
+    def _visit_arguments(self, args: ast.arguments, outer: Scope, inner: Scope, annotations: bool) -> None:
+        self._visit_all(args.defaults, outer)
+        self._visit_all(args.kw_defaults, outer)
+        for arg in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg):
+            if arg is None:
+                continue
+            if annotations and arg.annotation is not None:
+                self._visit(arg.annotation, outer)
+            self._bind(inner, arg.arg, Binding(BindingKind.OTHER, arg))
+
+    def _visit(self, node: ast.AST, scope: Scope) -> None:
+        if isinstance(node, self.wanted):
+            self.nodes.append((node, scope))
+        method = getattr(self, "_visit_" + type(node).__name__, None)
+        if method is not None:
+            method(node, scope)
+            return
+        for child in ast.iter_child_nodes(node):
+            self._visit(child, scope)
+
+    def _visit_Import(self, node: ast.Import, scope: Scope) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self._bind(scope, alias.asname, Binding(BindingKind.IMPORT, node, alias.name))
+            else:
+                top = alias.name.split(".")[0]
+                self._bind(scope, top, Binding(BindingKind.IMPORT, node, top))
+
+    def _visit_ImportFrom(self, node: ast.ImportFrom, scope: Scope) -> None:
+        for alias in node.names:
+            if alias.name == "*":
+                continue  # names it brings are unknowable: they stay unresolved
+            name = alias.asname or alias.name
+            if node.level or not node.module:
+                self._bind(scope, name, Binding(BindingKind.OTHER, node))
+            else:
+                self._bind(scope, name, Binding(BindingKind.IMPORT, node, f"{node.module}.{alias.name}"))
+
+    def _visit_FunctionDef(self, node, scope: Scope) -> None:
+        self._visit_all(node.decorator_list, scope)
+        if node.returns is not None:
+            self._visit(node.returns, scope)
+        self._bind(scope, node.name, Binding(BindingKind.OTHER, node))
+        inner = self._new_scope(ScopeKind.FUNCTION, scope, node)
+        # global/nonlocal must be known before the body binds names.
+        for stmt in _own_statements(node.body):
+            if isinstance(stmt, ast.Global):
+                inner.global_names.update(stmt.names)
+            elif isinstance(stmt, ast.Nonlocal):
+                inner.nonlocal_names.update(stmt.names)
+        self._visit_arguments(node.args, scope, inner, annotations=True)
+        self._visit_body(node.body, inner)
+
+    _visit_AsyncFunctionDef = _visit_FunctionDef
+
+    def _visit_Lambda(self, node: ast.Lambda, scope: Scope) -> None:
+        inner = self._new_scope(ScopeKind.FUNCTION, scope, node)
+        self._visit_arguments(node.args, scope, inner, annotations=False)
+        self._visit(node.body, inner)
+
+    def _visit_ClassDef(self, node: ast.ClassDef, scope: Scope) -> None:
+        self._visit_all(node.decorator_list, scope)
+        self._visit_all(node.bases, scope)
+        self._visit_all(node.keywords, scope)
+        self._bind(scope, node.name, Binding(BindingKind.OTHER, node))
+        inner = self._new_scope(ScopeKind.CLASS, scope, node)
+        self._visit_body(node.body, inner)
+
+    def _visit_comprehension_scope(self, node, scope: Scope) -> None:
+        inner = self._new_scope(ScopeKind.FUNCTION, scope, node)
+        for i, gen in enumerate(node.generators):
+            # The first iterable is evaluated in the enclosing scope.
+            self._visit(gen.iter, scope if i == 0 else inner)
+            self._bind_target(inner, gen.target, gen, None)
+            self._visit(gen.target, inner)
+            self._visit_all(gen.ifs, inner)
+        for part in ("elt", "key", "value"):
+            child = getattr(node, part, None)
+            if child is not None:
+                self._visit(child, inner)
+
+    _visit_ListComp = _visit_SetComp = _visit_GeneratorExp = _visit_DictComp = _visit_comprehension_scope
+
+    def _visit_Assign(self, node: ast.Assign, scope: Scope) -> None:
+        self._visit(node.value, scope)
+        for target in node.targets:
+            value = node.value if len(node.targets) == 1 else None
+            self._bind_target(scope, target, node, value)
+            self._visit(target, scope)
+
+    def _visit_AnnAssign(self, node: ast.AnnAssign, scope: Scope) -> None:
+        self._visit_all((node.annotation, node.value), scope)
+        if node.value is not None:
+            self._bind_target(scope, node.target, node, node.value)
+        self._visit(node.target, scope)
+
+    def _visit_AugAssign(self, node: ast.AugAssign, scope: Scope) -> None:
+        self._visit(node.value, scope)
+        self._bind_target(scope, node.target, node, None)
+        self._visit(node.target, scope)
+
+    def _visit_NamedExpr(self, node: ast.NamedExpr, scope: Scope) -> None:
+        self._visit(node.value, scope)
+        target_scope = scope
+        # PEP 572: a walrus in a comprehension binds in the enclosing function.
+        while target_scope.parent is not None and isinstance(target_scope.node, _COMPREHENSIONS):
+            target_scope = target_scope.parent
+        self._bind_target(target_scope, node.target, node, None)
+
+    def _visit_For(self, node, scope: Scope) -> None:
+        self._visit(node.iter, scope)
+        self._bind_target(scope, node.target, node, None)
+        self._visit(node.target, scope)
+        self._visit_body(node.body, scope)
+        self._visit_body(node.orelse, scope)
+
+    _visit_AsyncFor = _visit_For
+
+    def _visit_withitem(self, node: ast.withitem, scope: Scope) -> None:
+        self._visit(node.context_expr, scope)
+        if node.optional_vars is not None:
+            self._bind_target(scope, node.optional_vars, node, None)
+            self._visit(node.optional_vars, scope)
+
+    def _visit_ExceptHandler(self, node: ast.ExceptHandler, scope: Scope) -> None:
+        if node.type is not None:
+            self._visit(node.type, scope)
+        if node.name:
+            self._bind(scope, node.name, Binding(BindingKind.OTHER, node))
+        self._visit_body(node.body, scope)
+
+    def _visit_Delete(self, node: ast.Delete, scope: Scope) -> None:
+        for target in node.targets:
+            self._bind_target(scope, target, node, None)
+            self._visit(target, scope)
+
+    def _visit_MatchAs(self, node, scope: Scope) -> None:
+        if node.pattern is not None:
+            self._visit(node.pattern, scope)
+        if node.name:
+            self._bind(scope, node.name, Binding(BindingKind.OTHER, node))
+
+    def _visit_MatchStar(self, node, scope: Scope) -> None:
+        if node.name:
+            self._bind(scope, node.name, Binding(BindingKind.OTHER, node))
+
+    def _visit_MatchMapping(self, node, scope: Scope) -> None:
+        self._visit_all(node.keys, scope)
+        self._visit_all(node.patterns, scope)
+        if node.rest:
+            self._bind(scope, node.rest, Binding(BindingKind.OTHER, node))
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements of a function body, not descending into nested scopes."""
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for child in ast.iter_child_nodes(stmt):
+            if isinstance(child, ast.stmt):
+                stack.append(child)
+            elif isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                stack.extend(child.body)

@@ -1,0 +1,57 @@
+"""Text in, findings out: the one entry point the CLI and the language server share."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from torchwise.analysis.facts import Facts
+from torchwise.analysis.scopes import ModuleIndex
+from torchwise.config import RuleConfig
+from torchwise.findings import Finding
+from torchwise.rules import ALL_RULES
+from torchwise.rules.base import Context, Rule
+from torchwise.source import ParseError, SourceFile
+from torchwise.suppress import find_suppressions
+
+
+@dataclass
+class Analysis:
+    source: SourceFile
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def parse_error(self) -> ParseError | None:
+        return self.source.parse_error
+
+
+def analyze(text: str, path: str = "<string>", config: RuleConfig = RuleConfig(),
+            rules: Sequence[Rule] = ALL_RULES) -> Analysis:
+    source = SourceFile(text, path)
+    analysis = Analysis(source)
+    tree = source.tree
+    if tree is None:
+        return analysis
+    suppressions = find_suppressions(source.lines)
+    if suppressions.whole_file:
+        return analysis
+    active = [rule for rule in rules if config.enabled(rule.code)]
+    if not active:
+        return analysis
+    by_type: dict[type[ast.AST], list[Rule]] = defaultdict(list)
+    for rule in active:
+        for node_type in rule.node_types:
+            by_type[node_type].append(rule)
+    index = ModuleIndex(tree, wanted=tuple(by_type))
+    ctx = Context(source, index, Facts(index))
+    for node, scope in index.nodes:
+        for rule in by_type.get(type(node), ()):
+            for finding in rule.check(node, scope, ctx):
+                if suppressions.suppresses(finding.code, finding.span.start.line):
+                    continue
+                finding.severity = config.severity_of(finding.code, finding.severity) or finding.severity
+                analysis.findings.append(finding)
+    analysis.findings.sort(key=lambda f: (f.span.start, f.code))
+    return analysis

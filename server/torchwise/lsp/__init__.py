@@ -1,0 +1,1 @@
+"""The language server: translates LSP to engine calls and back, nothing more."""

@@ -1,0 +1,52 @@
+"""Engine positions (code points) to and from LSP positions (the negotiated encoding, UTF-16 by default)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from lsprotocol import types
+
+from torchwise.findings import Finding, Position, Span
+from torchwise.source import SourceFile
+
+
+def _units(text: str, encoding: str) -> int:
+    if encoding == types.PositionEncodingKind.Utf32:
+        return len(text)
+    if encoding == types.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8"))
+    return len(text.encode("utf-16-le")) // 2
+
+
+def to_lsp_position(lines: Sequence[str], pos: Position, encoding: str) -> types.Position:
+    line = lines[pos.line] if pos.line < len(lines) else ""
+    if line.isascii():
+        return types.Position(line=pos.line, character=pos.col)
+    return types.Position(line=pos.line, character=_units(line[:pos.col], encoding))
+
+
+def from_lsp_position(lines: Sequence[str], pos: types.Position, encoding: str) -> Position:
+    line = lines[pos.line] if pos.line < len(lines) else ""
+    if line.isascii():
+        return Position(pos.line, min(pos.character, len(line)))
+    units = 0
+    for col, char in enumerate(line):
+        if units >= pos.character:
+            return Position(pos.line, col)
+        units += _units(char, encoding)
+    return Position(pos.line, len(line))
+
+
+def to_lsp_range(lines: Sequence[str], span: Span, encoding: str) -> types.Range:
+    return types.Range(start=to_lsp_position(lines, span.start, encoding),
+                       end=to_lsp_position(lines, span.end, encoding))
+
+
+def to_diagnostic(source: SourceFile, finding: Finding, encoding: str) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=to_lsp_range(source.lines, finding.span, encoding),
+        message=finding.message,
+        severity=types.DiagnosticSeverity(int(finding.severity)),
+        code=finding.code,
+        source="torchwise",
+    )

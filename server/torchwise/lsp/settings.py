@@ -1,0 +1,43 @@
+"""Editor settings (VS Code ``torchwise.*``), validated once into a typed value.
+
+The client sends ``initializationOptions = {"settings": {...}}`` and, on change,
+``workspace/didChangeConfiguration`` with ``{"torchwise": {...}}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from torchwise.config import RuleConfig, parse_rule_config
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+
+
+@dataclass(frozen=True)
+class EditorSettings:
+    rules: RuleConfig = field(default_factory=RuleConfig)
+    benchmark_device: str = "auto"
+    benchmark_time_limit: float = 30.0
+
+
+def parse_settings(data: Any) -> tuple[EditorSettings, list[str]]:
+    """Settings from the client, and a message per value that was ignored because it was wrong."""
+    problems: list[str] = []
+    if not isinstance(data, Mapping):
+        return EditorSettings(), ([] if data is None else ["torchwise settings: expected an object"])
+    if isinstance(data.get("torchwise"), Mapping):  # didChangeConfiguration shape
+        data = data["torchwise"]
+    elif isinstance(data.get("settings"), Mapping):  # initializationOptions shape
+        data = data["settings"]
+    rules = parse_rule_config(data, "torchwise settings", problems)
+    bench = data.get("benchmark") if isinstance(data.get("benchmark"), Mapping) else {}
+    device = bench.get("device", "auto")
+    if device not in DEVICES:
+        problems.append(f"torchwise.benchmark.device: {device!r} is not one of {', '.join(DEVICES)}; using auto")
+        device = "auto"
+    limit = bench.get("timeLimit", 30)
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit <= 0:
+        problems.append(f"torchwise.benchmark.timeLimit: {limit!r} is not a positive number; using 30")
+        limit = 30
+    return EditorSettings(rules, device, float(limit)), problems

@@ -1,0 +1,66 @@
+"""The rule framework: a rule is one small class that carries its own docs and examples.
+
+Like Fixit's rules, the examples are both the tests (tests/test_rule_examples.py
+runs every one) and the documentation (``torchwise rules CODE`` prints them).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import ClassVar, Iterator, Sequence
+
+from torchwise.analysis.facts import Facts
+from torchwise.analysis.scopes import ModuleIndex, Scope
+from torchwise.findings import Edit, Finding, Fix, Severity
+from torchwise.source import SourceFile
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code on which the rule must stay silent."""
+
+    code: str
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code on which the rule must fire; ``fixed`` is the text after its first fix (None: no fix)."""
+
+    code: str
+    fixed: str | None = None
+
+
+class Context:
+    """What a rule may ask about the module being checked."""
+
+    def __init__(self, source: SourceFile, index: ModuleIndex, facts: Facts):
+        self.source = source
+        self.index = index
+        self.facts = facts
+
+    @property
+    def tree(self) -> ast.Module:
+        return self.index.module_scope.node  # type: ignore[return-value]
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]  # kebab-case, e.g. "legacy-constructor-with-size"
+    severity: ClassVar[Severity]
+    summary: ClassVar[str]  # what it does, one sentence
+    why: ClassVar[str]  # why it matters
+    fix_summary: ClassVar[str] = ""  # what the quick fix does ("" when there is none)
+    node_types: ClassVar[tuple[type[ast.AST], ...]] = (ast.Call,)
+    valid: ClassVar[Sequence[Valid]] = ()
+    invalid: ClassVar[Sequence[Invalid]] = ()
+
+    def check(self, node: ast.AST, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        raise NotImplementedError
+
+    def finding(self, ctx: Context, node: ast.AST, message: str, fixes: Sequence[Fix] = (),
+                severity: Severity | None = None) -> Finding:
+        return Finding(self.code, message, severity or self.severity, ctx.source.span(node), list(fixes))
+
+
+__all__ = ["Context", "Edit", "Finding", "Fix", "Invalid", "Rule", "Severity", "Valid"]

@@ -1,0 +1,310 @@
+"""TW1xx: how tensors are created."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from torchwise.analysis.scopes import Scope
+from torchwise.findings import Finding, Fix, Severity
+from torchwise.rules import edits
+from torchwise.rules.base import Context, Invalid, Rule, Valid
+
+# Legacy typed constructors -> (dtype attribute of torch, or None for the default dtype).
+_LEGACY_DTYPES = {
+    "Tensor": None, "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+    "BFloat16Tensor": "bfloat16", "ByteTensor": "uint8", "CharTensor": "int8",
+    "ShortTensor": "int16", "IntTensor": "int32", "LongTensor": "int64", "BoolTensor": "bool",
+}
+LEGACY_CONSTRUCTORS = {f"torch.{name}": (dtype, None) for name, dtype in _LEGACY_DTYPES.items()}
+LEGACY_CONSTRUCTORS.update(
+    {f"torch.cuda.{name}": (dtype, "cuda") for name, dtype in _LEGACY_DTYPES.items() if name != "Tensor"})
+_DEFAULT_DTYPE_SETTERS = ("torch.set_default_dtype", "torch.set_default_tensor_type")
+_NUMPY_ARRAY_MAKERS = frozenset(f"numpy.{n}" for n in ("array", "asarray", "arange", "zeros", "ones", "linspace"))
+
+
+def _legacy(call: ast.Call, scope: Scope) -> tuple[str, str | None, str | None] | None:
+    """(qualname, dtype, device) of a legacy constructor call with only ``device=`` as keyword."""
+    qualname = scope.qualname(call.func)
+    if qualname not in LEGACY_CONSTRUCTORS:
+        return None
+    if any(kw.arg != "device" for kw in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    return (qualname, *LEGACY_CONSTRUCTORS[qualname])
+
+
+def _is_size(call: ast.Call, scope: Scope, ctx: Context) -> bool:
+    args = call.args
+    if all(ctx.facts.is_int(arg, scope) for arg in args):
+        return True  # includes `torch.Tensor()`
+    if len(args) != 1:
+        return False
+    arg = args[0]
+    if isinstance(arg, ast.Call):
+        if scope.qualname(arg.func) == "torch.Size":
+            return True
+        # `t.size()` with no argument is a torch.Size (numpy's `.size` is not callable).
+        if isinstance(arg.func, ast.Attribute) and arg.func.attr == "size" and not arg.args and not arg.keywords:
+            return True
+    # `.shape` is a torch.Size only on a tensor (an ndarray's is a tuple: data).
+    return (isinstance(arg, ast.Attribute) and arg.attr == "shape"
+            and ctx.facts.tensor(arg.value, scope) is not None)
+
+
+def _is_data(expr: ast.expr, scope: Scope, ctx: Context, depth: int = 0) -> bool:
+    if isinstance(expr, (ast.List, ast.Tuple, ast.ListComp)):
+        return True
+    if isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Name) and expr.func.id in ("list", "tuple") and scope.owner_of(expr.func.id) is None:
+            return True
+        return scope.qualname(expr.func) in _NUMPY_ARRAY_MAKERS
+    if isinstance(expr, ast.Name) and depth < 8:
+        bound = scope.single_value(expr.id)
+        return bound is not None and _is_data(bound[0], bound[1], ctx, depth + 1)
+    return False
+
+
+def _sets_default_dtype(ctx: Context) -> bool:
+    return any(
+        isinstance(node, ast.Call) and scope.qualname(node.func) in _DEFAULT_DTYPE_SETTERS
+        for node, scope in ctx.index.nodes
+    )
+
+
+def _short(source_text: str, limit: int = 40) -> str:
+    text = " ".join(source_text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class LegacyConstructorWithSize(Rule):
+    code = "TW101"
+    name = "legacy-constructor-with-size"
+    severity = Severity.WARNING
+    summary = ("Flags legacy constructors given a size (`torch.Tensor(3, 4)`, `torch.FloatTensor(n)`, "
+               "`torch.cuda.LongTensor(2, 2)`, `torch.Tensor()`).")
+    why = ("They return *uninitialized* memory: whatever bytes were there before, different on every run, "
+           "sometimes NaN or 1e38. The call reads like it makes a zero or empty tensor. The legacy types "
+           "are also deprecated and hide the dtype and device in the class name.")
+    fix_summary = ("`torch.empty(...)` says honestly that the memory is uninitialized (second action: "
+                   "`torch.zeros(...)`); the dtype and device of the legacy type are passed as arguments.")
+    valid = (
+        Valid("import torch\nx = torch.empty(3, 4)\n"),
+        Valid("import torch\nx = torch.Tensor([1, 2])\n"),
+        Valid("import torch\nx = torch.Tensor(data)\n"),  # unknown: could be data
+        Valid("import numpy as np\nimport torch\na = np.zeros(3)\nx = torch.Tensor(a.shape)\n"),  # a tuple: data
+        Valid("from torch import *\nx = Tensor(3, 4)\n"),
+        Valid("import torch\ndef f(torch):\n    return torch.Tensor(3)\n"),
+        Valid("class Tensor:\n    pass\nx = Tensor(3, 4)\n"),
+    )
+    invalid = (
+        Invalid("import torch\nx = torch.Tensor(3, 4)\n", "import torch\nx = torch.empty(3, 4)\n"),
+        Invalid("import torch\nn = 128\nx = torch.FloatTensor(n)\n",
+                "import torch\nn = 128\nx = torch.empty(n, dtype=torch.float32)\n"),
+        Invalid("import torch as T\nm = T.cuda.LongTensor(2, 2)  # indices\n",
+                "import torch as T\nm = T.empty(2, 2, dtype=T.int64, device=\"cuda\")  # indices\n"),
+        Invalid("import torch\nx = torch.Tensor()\n", "import torch\nx = torch.empty(0)\n"),
+        Invalid("import torch\ny = torch.zeros(2, 3)\nx = torch.Tensor(y.size())\n",
+                "import torch\ny = torch.zeros(2, 3)\nx = torch.empty(y.size())\n"),
+        Invalid("from torch import DoubleTensor\n\nbuf = DoubleTensor(\n    16,  # rows\n    8,\n)\n",
+                "import torch\nfrom torch import DoubleTensor\n\nbuf = torch.empty(\n    16,  # rows\n    8,\n"
+                "    dtype=torch.float64,\n)\n"),
+        Invalid("import torch\nx = torch.cuda.FloatTensor(4, device='cuda:1')\n",
+                "import torch\nx = torch.empty(4, device='cuda:1', dtype=torch.float32)\n"),
+    )
+
+    def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        legacy = _legacy(node, scope)
+        if legacy is None or not _is_size(node, scope, ctx):
+            return
+        qualname, dtype, device = legacy
+        spelled = _short(ctx.source.text_of(ctx.source.span(node.func)))
+        message = (f"`{spelled}(...)` with a size returns uninitialized memory; "
+                   f"use `torch.empty(...)` to say so, or `torch.zeros(...)`")
+        fixes = [Fix(f"Replace with `torch.{factory}(...)`" + (" (zero-filled)" if factory == "zeros" else ""),
+                     _factory_fix(ctx, node, scope, factory, dtype, device), preferred=factory == "empty")
+                 for factory in ("empty", "zeros")]
+        yield self.finding(ctx, node, message, fixes if edits.module_name(scope, ctx.tree, "torch") else ())
+
+
+def _factory_fix(ctx: Context, call: ast.Call, scope: Scope, factory: str, dtype: str | None, device: str | None):
+    def build():
+        torch, extra = edits.module_name(scope, ctx.tree, "torch")
+        append = []
+        if not call.args:
+            append.append(edits.positional("0"))
+        append.extend(_dtype_device_args(torch, call, dtype, device))
+        return [edits.rewrite_call(ctx.source, call, f"{torch}.{factory}", append), *extra]
+    return build
+
+
+def _dtype_device_args(torch: str, call: ast.Call, dtype: str | None, device: str | None):
+    args = []
+    if dtype is not None:
+        args.append(edits.keyword("dtype", f"{torch}.{dtype}"))
+    if device is not None and not any(kw.arg == "device" for kw in call.keywords):
+        args.append(edits.keyword("device", f'"{device}"'))
+    return args
+
+
+class LegacyConstructorWithData(Rule):
+    code = "TW102"
+    name = "legacy-constructor-with-data"
+    severity = Severity.WARNING
+    summary = "Flags legacy constructors given data (`torch.Tensor([1, 2])`, `torch.LongTensor(labels)`)."
+    why = ("The legacy types are deprecated, hide the dtype in the class name (`torch.Tensor` means "
+           "\"the default dtype\", float32 unless changed), and the same call means \"uninitialized tensor "
+           "of this size\" when the argument happens to be an int. `torch.tensor(data, dtype=...)` always "
+           "copies the data and says which dtype you get.")
+    fix_summary = "`torch.tensor(data, dtype=<the legacy type's dtype>)` (and `device=\"cuda\"` for `torch.cuda.*`)."
+    valid = (
+        Valid("import torch\nx = torch.tensor([1, 2], dtype=torch.float32)\n"),
+        Valid("import torch\nx = torch.Tensor(3)\n"),
+        Valid("import torch\ndef f(t):\n    return torch.Tensor(t)\n"),  # t may be a tensor: shares memory
+        Valid("from torch import *\nx = LongTensor([1, 2])\n"),
+    )
+    invalid = (
+        Invalid("import torch\nx = torch.Tensor([1, 2])\n",
+                "import torch\nx = torch.tensor([1, 2], dtype=torch.float32)\n"),
+        Invalid("import torch\nlabels = [0, 1, 1]\ny = torch.LongTensor(labels)\n",
+                "import torch\nlabels = [0, 1, 1]\ny = torch.tensor(labels, dtype=torch.int64)\n"),
+        Invalid("import torch\nimport numpy as np\nx = torch.cuda.HalfTensor(np.array([0.5]))\n",
+                "import torch\nimport numpy as np\nx = torch.tensor(np.array([0.5]), dtype=torch.float16, "
+                "device=\"cuda\")\n"),
+        Invalid("import torch\ntorch.set_default_dtype(torch.float64)\nx = torch.Tensor([i * 2 for i in range(3)])\n",
+                "import torch\ntorch.set_default_dtype(torch.float64)\n"
+                "x = torch.tensor([i * 2 for i in range(3)], dtype=torch.get_default_dtype())\n"),
+    )
+
+    def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        legacy = _legacy(node, scope)
+        if legacy is None or len(node.args) != 1 or not _is_data(node.args[0], scope, ctx):
+            return
+        qualname, dtype, device = legacy
+        spelled = _short(ctx.source.text_of(ctx.source.span(node.func)))
+        shown_dtype = f"torch.{dtype}" if dtype else "torch.float32"
+        message = f"`{spelled}(data)` is a deprecated constructor; use `torch.tensor(data, dtype={shown_dtype})`"
+
+        def build():
+            torch, extra = edits.module_name(scope, ctx.tree, "torch")
+            spelled_dtype = dtype or ("get_default_dtype()" if _sets_default_dtype(ctx) else "float32")
+            append = [edits.keyword("dtype", f"{torch}.{spelled_dtype}")]
+            append.extend(_dtype_device_args(torch, node, None, device))
+            return [edits.rewrite_call(ctx.source, node, f"{torch}.tensor", append), *extra]
+
+        fixes = [Fix(f"Replace with `torch.tensor(data, dtype={shown_dtype})`", build, preferred=True)]
+        yield self.finding(ctx, node, message, fixes if edits.module_name(scope, ctx.tree, "torch") else ())
+
+
+class GlobalDefaultDtype(Rule):
+    code = "TW105"
+    name = "global-default-dtype"
+    severity = Severity.WARNING
+    summary = "Flags `torch.set_default_dtype(...)` and `torch.set_default_tensor_type(...)`."
+    why = ("Both change the dtype of every floating tensor created afterwards, in every module of the "
+           "process, including libraries that did not ask for it; results then depend on import order. "
+           "`set_default_tensor_type` is also deprecated (since PyTorch 2.1). Pass `dtype=` (and `device=`) "
+           "where tensors are created, or convert the model once with `model.to(dtype)`.")
+    valid = (
+        Valid("import torch\nx = torch.zeros(3, dtype=torch.float64)\n"),
+        Valid("import torch\nprint(torch.get_default_dtype())\n"),
+    )
+    invalid = (
+        Invalid("import torch\ntorch.set_default_dtype(torch.float64)\n"),
+        Invalid("from torch import set_default_tensor_type\nset_default_tensor_type('torch.DoubleTensor')\n"),
+    )
+
+    def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        qualname = scope.qualname(node.func)
+        if qualname == "torch.set_default_dtype":
+            yield self.finding(ctx, node, "`torch.set_default_dtype(...)` changes the dtype of every float tensor "
+                                          "created afterwards, everywhere; pass `dtype=` where tensors are made")
+        elif qualname == "torch.set_default_tensor_type":
+            yield self.finding(ctx, node, "`torch.set_default_tensor_type(...)` is deprecated and changes every "
+                                          "tensor created afterwards; pass `dtype=`/`device=` where tensors are made")
+
+
+class TensorOfTensors(Rule):
+    code = "TW106"
+    name = "tensor-of-tensors"
+    severity = Severity.ERROR  # 0-d elements lower it to a warning
+    summary = "Flags `torch.tensor([t1, t2])` whose elements are tensors."
+    why = ("`torch.tensor` converts each element to a Python number. Elements with more than one value "
+           "raise `ValueError: only one element tensors can be converted to Python scalars`; one-value "
+           "elements work but are copied out of the autograd graph, so no gradient reaches `t1`, `t2`. "
+           "`torch.stack` builds the same tensor and keeps the graph.")
+    fix_summary = "`torch.stack([t1, t2])` (offered when every element is a 0-d tensor or all have one known shape)."
+    valid = (
+        Valid("import torch\nx = torch.tensor([1.0, 2.0])\n"),
+        Valid("import torch\na = torch.randn(3)\nx = torch.stack([a, a])\n"),
+        Valid("import torch\ndef f(a, b):\n    return torch.tensor([a, b])\n"),  # unknown elements
+        Valid("import torch\na = torch.randn(3)\nx = torch.tensor([a.sum().item(), 1.0])\n"),
+        Valid("import torch\na = torch.randn(3)\na.resize_(1)\nx = torch.tensor([a, a])\n"),
+    )
+    invalid = (
+        Invalid("import torch\na = torch.randn(3)\nb = torch.randn(3)\nx = torch.tensor([a, b])\n",
+                "import torch\na = torch.randn(3)\nb = torch.randn(3)\nx = torch.stack([a, b])\n"),
+        Invalid("import torch\nx = torch.randn(4, 2)\nl1 = x.sum()\nl2 = x.mean()\nt = torch.tensor([l1, l2])\n",
+                "import torch\nx = torch.randn(4, 2)\nl1 = x.sum()\nl2 = x.mean()\nt = torch.stack([l1, l2])\n"),
+        Invalid("import torch\nrows = [torch.zeros(2), torch.ones(2)]\nt = torch.tensor(rows)\n",
+                "import torch\nrows = [torch.zeros(2), torch.ones(2)]\nt = torch.stack(rows)\n"),
+        Invalid("import torch\nx = torch.tensor([torch.randn(1), torch.randn(1)])\n"),  # works, no equal fix
+    )
+
+    def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        if scope.qualname(node.func) != "torch.tensor" or len(node.args) != 1:
+            return
+        elements = _list_elements(node.args[0], scope)
+        if not elements:
+            return
+        elt_list, elt_scope = elements
+        facts = [ctx.facts.tensor(e, elt_scope) for e in elt_list]
+        known = [f for f in facts if f is not None and f.numel is not None]
+        big = [f for f in known if f.numel != 1]
+        all_known = len(known) == len(facts)
+        shapes = {f.shape for f in known}
+        fix_ok = all_known and len(shapes) == 1 and not node.keywords and (big or shapes == {()})
+        fixes = []
+        if fix_ok and edits.module_name(scope, ctx.tree, "torch"):
+            def build():
+                torch, extra = edits.module_name(scope, ctx.tree, "torch")
+                return [edits.rewrite_call(ctx.source, node, f"{torch}.stack"), *extra]
+            fixes.append(Fix("Replace with `torch.stack(...)`", build, preferred=True))
+        if big:
+            shape = big[0].shape
+            yield self.finding(ctx, node, f"`torch.tensor` of tensors with {big[0].numel} elements (shape "
+                                          f"{_shape_text(shape)}) raises ValueError; use `torch.stack(...)`", fixes)
+        elif all_known:
+            yield self.finding(ctx, node, "`torch.tensor` of one-element tensors copies their values and cuts "
+                                          "the autograd graph; use `torch.stack(...)`", fixes,
+                               severity=Severity.WARNING)
+
+
+def _list_elements(expr: ast.expr, scope: Scope) -> tuple[list[ast.expr], Scope] | None:
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        if any(isinstance(e, ast.Starred) for e in expr.elts):
+            return None
+        return expr.elts, scope
+    if isinstance(expr, ast.Name):
+        bound = scope.single_value(expr.id)
+        if bound is not None and isinstance(bound[0], (ast.List, ast.Tuple)):
+            # A list bound once may still be mutated (append, item assignment): require no other use.
+            return None if _list_may_change(bound[1], expr.id) else _list_elements(bound[0], bound[1])
+    return None
+
+
+def _list_may_change(scope: Scope, name: str) -> bool:
+    """Conservatively, any method call or subscript store on the list's name may change it."""
+    for node in ast.walk(scope.node):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name:
+            return True
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and isinstance(node.value, ast.Name) and node.value.id == name:
+            return True
+    return False
+
+
+def _shape_text(shape) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+RULES = (LegacyConstructorWithSize, LegacyConstructorWithData, GlobalDefaultDtype, TensorOfTensors)

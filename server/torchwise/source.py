@@ -1,0 +1,83 @@
+"""One Python file's text, its syntax tree and position bookkeeping.
+
+Analysis runs on the standard library's ``ast`` (70-85k lines/s here) rather than
+on libcst with metadata (about 800 lines/s): see docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import cached_property
+
+from torchwise.findings import Position, Span
+
+
+@dataclass(frozen=True)
+class ParseError:
+    message: str
+    position: Position
+
+
+class SourceFile:
+    def __init__(self, text: str, path: str = "<string>"):
+        self.text = text
+        self.path = path
+
+    @cached_property
+    def lines(self) -> list[str]:
+        # keepends so offsets can be summed; a trailing "" line lets EOF positions resolve.
+        lines = self.text.splitlines(keepends=True)
+        if not lines or lines[-1].endswith(("\n", "\r")):
+            lines.append("")
+        return lines
+
+    @cached_property
+    def _parsed(self) -> ast.Module | ParseError:
+        try:
+            return ast.parse(self.text, filename=self.path, type_comments=False)
+        except SyntaxError as err:
+            line = max((err.lineno or 1) - 1, 0)
+            col = max((err.offset or 1) - 1, 0)
+            return ParseError(err.msg, Position(line, col))
+        except (ValueError, RecursionError, MemoryError) as err:  # e.g. null bytes
+            return ParseError(str(err), Position(0, 0))
+
+    @property
+    def tree(self) -> ast.Module | None:
+        parsed = self._parsed
+        return parsed if isinstance(parsed, ast.Module) else None
+
+    @property
+    def parse_error(self) -> ParseError | None:
+        parsed = self._parsed
+        return parsed if isinstance(parsed, ParseError) else None
+
+    def _col(self, line: int, byte_col: int) -> int:
+        # ast columns count UTF-8 bytes; ours count code points.
+        text = self.lines[line] if line < len(self.lines) else ""
+        if text.isascii():
+            return byte_col
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+    def span(self, node: ast.AST) -> Span:
+        start_line = node.lineno - 1
+        end_line = node.end_lineno - 1
+        return Span(
+            Position(start_line, self._col(start_line, node.col_offset)),
+            Position(end_line, self._col(end_line, node.end_col_offset)),
+        )
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        starts, total = [], 0
+        for line in self.lines:
+            starts.append(total)
+            total += len(line)
+        return starts
+
+    def offset(self, pos: Position) -> int:
+        return self._line_starts[pos.line] + pos.col
+
+    def text_of(self, span: Span) -> str:
+        return self.text[self.offset(span.start):self.offset(span.end)]

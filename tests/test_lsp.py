@@ -1,0 +1,150 @@
+"""The language server end to end, over real LSP (pytest-lsp drives `torchwise lsp`)."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types
+
+from conftest import CONFIG, Editor, apply_text_edits, pytest_lsp, start_session, wait_until
+from pytest_lsp import LanguageClient
+
+LEGACY = "import torch\n\nx = torch.Tensor(3, 4)\n"
+
+
+@pytest_lsp.fixture(scope="module", config=CONFIG)
+async def client(lsp_client: LanguageClient, tmp_path_factory):
+    root = tmp_path_factory.mktemp("ws")
+    lsp_client.root = root
+    await start_session(lsp_client, root)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def editor(client, name: str, text: str) -> Editor:
+    return Editor(client, client.root / name, text)
+
+
+async def quick_fixes(client, doc: Editor, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=doc.uri), range=diagnostic.range,
+        context=types.CodeActionContext(diagnostics=[diagnostic])))
+    return [a for a in actions or [] if isinstance(a, types.CodeAction)]
+
+
+async def test_open_publishes_diagnostics_with_code_range_and_source(client):
+    doc = editor(client, "open.py", LEGACY).open()
+    [diag] = await doc.diagnostics()
+    assert diag.code == "TW101"
+    assert diag.source == "torchwise"
+    assert diag.severity == types.DiagnosticSeverity.Warning
+    assert diag.range == types.Range(start=types.Position(line=2, character=4),
+                                     end=types.Position(line=2, character=22))
+
+
+async def test_quick_fix_applies_and_reanalysis_is_clean(client):
+    doc = editor(client, "fix.py", LEGACY).open()
+    [diag] = await doc.diagnostics()
+    actions = await quick_fixes(client, doc, diag)
+    titles = [a.title for a in actions]
+    assert titles[0].startswith("Replace with `torch.empty(...)`")
+    preferred = actions[0]
+    assert preferred.is_preferred and preferred.kind == types.CodeActionKind.QuickFix
+    assert preferred.diagnostics[0].code == "TW101"
+    [change] = preferred.edit.document_changes
+    assert change.text_document.version == doc.version
+    fixed = apply_text_edits(doc.text, change.edits)
+    assert fixed == "import torch\n\nx = torch.empty(3, 4)\n"
+    doc.replace_all(fixed)
+    assert await doc.diagnostics() == []
+
+
+async def test_second_action_and_suppression_action(client):
+    doc = editor(client, "actions.py", LEGACY).open()
+    [diag] = await doc.diagnostics()
+    actions = await quick_fixes(client, doc, diag)
+    by_title = {a.title: a for a in actions}
+    zeros = next(a for t, a in by_title.items() if "torch.zeros" in t)
+    assert apply_text_edits(doc.text, zeros.edit.document_changes[0].edits) == "import torch\n\nx = torch.zeros(3, 4)\n"
+    suppress = by_title["Suppress TW101 on this line"]
+    suppressed = apply_text_edits(doc.text, suppress.edit.document_changes[0].edits)
+    assert suppressed == "import torch\n\nx = torch.Tensor(3, 4)  # noqa: TW101\n"
+    doc.replace_all(suppressed)
+    assert await doc.diagnostics() == []
+
+
+@pytest.mark.parametrize("comment", ["# noqa: TW101", "# torchwise: ignore[TW101]", "# noqa"])
+async def test_inline_suppression(client, comment):
+    name = f"suppress_{abs(hash(comment))}.py"
+    doc = editor(client, name, f"import torch\nx = torch.Tensor(3, 4)  {comment}\ny = torch.Tensor(2)\n").open()
+    diags = await doc.diagnostics()
+    assert [(d.code, d.range.start.line) for d in diags] == [("TW101", 2)]
+
+
+async def test_file_level_suppression(client):
+    doc = editor(client, "ignore_file.py", "# torchwise: ignore-file\nimport torch\nx = torch.Tensor(3)\n").open()
+    assert await doc.diagnostics() == []
+
+
+async def test_unparsable_code_keeps_last_good_diagnostics(client):
+    doc = editor(client, "typing.py", LEGACY).open()
+    [diag] = await doc.diagnostics()
+    good_version = doc.version
+    doc.replace_all(LEGACY + "def broken(:\n")
+    # The server logs that it keeps the old diagnostics, and publishes nothing for the broken version.
+    await wait_until(lambda: any("does not parse yet" in m.message for m in client.log_messages),
+                     what="the log line about unparsable code")
+    assert list(client.diagnostics[doc.uri]) == [diag]
+    assert [p.version for p in doc.publishes()] == [good_version]
+    # No code actions against text the analysis has not seen.
+    assert await quick_fixes(client, doc, diag) == []
+    doc.replace_all("import torch\nx = torch.LongTensor([1, 2])\n")
+    [fresh] = await doc.diagnostics()
+    assert fresh.code == "TW102"
+
+
+async def test_close_clears_diagnostics(client):
+    doc = editor(client, "close.py", LEGACY).open()
+    assert await doc.diagnostics()
+    doc.close()
+    await wait_until(lambda: client.diagnostics.get(doc.uri) == (), what="cleared diagnostics")
+
+
+async def test_rapid_edits_publish_only_the_latest_version(client):
+    doc = editor(client, "rapid.py", "import torch\n").open()
+    await doc.diagnostics()
+    for n in range(1, 8):
+        doc.replace_all("import torch\n" + "".join(f"x{i} = torch.Tensor({i})\n" for i in range(n)))
+    diags = await doc.diagnostics()
+    assert len(diags) == 7
+    versions = [p.version for p in doc.publishes()]
+    assert versions == sorted(versions), "a publish for an older version arrived after a newer one"
+    assert versions[-1] == doc.version
+
+
+async def test_positions_are_utf16_columns(client):
+    # "😀" is one code point but two UTF-16 units; "é" is one of each.
+    doc = editor(client, "unicode.py", 'import torch\ns = "é😀"; x = torch.Tensor(2)\n').open()
+    [diag] = await doc.diagnostics()
+    # Code points: `torch` starts at 14; in UTF-16 units the emoji counts twice.
+    assert diag.range.start == types.Position(line=1, character=15)
+    assert diag.range.end == types.Position(line=1, character=30)
+    [fix, *_] = await quick_fixes(client, doc, diag)
+    assert apply_text_edits(doc.text, fix.edit.document_changes[0].edits) == \
+        'import torch\ns = "é😀"; x = torch.empty(2)\n'
+
+
+async def test_pyproject_config_applies_per_folder(client):
+    project = client.root / "proj"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[tool.torchwise]\nignore = ["TW101"]\nseverity = {TW102 = "error"}\n', encoding="utf-8")
+    doc = Editor(client, project / "m.py", "import torch\na = torch.Tensor(3)\nb = torch.Tensor([1])\n").open()
+    diags = await doc.diagnostics()
+    assert [(d.code, d.severity) for d in diags] == [("TW102", types.DiagnosticSeverity.Error)]
+
+
+async def test_hover_answers_without_error(client):
+    doc = editor(client, "hover.py", LEGACY).open()
+    await doc.diagnostics()
+    await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=doc.uri), position=types.Position(line=2, character=0)))
