@@ -56,7 +56,8 @@ export function configuredInterpreter(
  * The strategy is as follows:
  * 1. the `torchwise.interpreter` setting, if set (see `configuredInterpreter`);
  * 2. the Python extension's active environment for the workspace, because that is where the
- *    user installed torch for this project;
+ *    user installed torch for this project (trusted workspaces only: it may be the workspace's
+ *    own `.venv`);
  * 3. `python3` on PATH, or `python` on Windows, where `python3` is often the Microsoft Store
  *    stub that opens the Store instead of running anything.
  */

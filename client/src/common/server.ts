@@ -34,7 +34,10 @@ export function configuredPath(folder = mainFolder()): string | undefined {
 
 async function findInterpreter(folder: WorkspaceFolder | undefined, log: LogOutputChannel): Promise<Interpreter> {
   const configured = configuredPath(folder);
-  const pythonExtension = configured ? undefined : await activeInterpreter(folder?.uri, log);
+  // In an untrusted workspace the selected environment may be the workspace's own `.venv`:
+  // running it would execute a binary the workspace controls, so only `python3` remains.
+  const pythonExtension =
+    configured || !workspace.isTrusted ? undefined : await activeInterpreter(folder?.uri, log);
   return chooseInterpreter({ configured, pythonExtension, platform: process.platform });
 }
 

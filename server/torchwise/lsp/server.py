@@ -19,8 +19,9 @@ from torchwise.findings import Finding, Position, Span
 from torchwise.lsp.convert import from_lsp_position, to_diagnostic, to_lsp_range
 from torchwise.lsp.settings import EditorSettings, parse_settings
 
-# Typing pauses shorter than this are not worth an analysis; analysis time is measured without it.
-DEBOUNCE_S = 0.1
+# Typing pauses shorter than this are not worth an analysis. TORCHWISE_DEBOUNCE_MS overrides it
+# (benchmarks set 0 to measure analysis latency alone).
+DEBOUNCE_S = float(os.environ.get("TORCHWISE_DEBOUNCE_MS", "100")) / 1000
 
 
 @dataclass
