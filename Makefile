@@ -1,0 +1,42 @@
+# One command to set up and try torchwise, one to run every test:
+#   make demo    # venv + install + `torchwise check examples/`
+#   make test    # venv + npm packages + Python tests + client tests
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo setup test test-python test-client build bench bench-quick clean
+
+setup: $(STAMP) node_modules/.package-lock.json
+
+$(STAMP): pyproject.toml constraints.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $(STAMP)
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+# `check` exits 1 when it finds something, which is the point of the demo.
+demo: $(STAMP)
+	$(BIN)/torchwise check examples/ || [ $$? -eq 1 ]
+
+test: test-python test-client
+
+test-python: $(STAMP)
+	$(BIN)/python -m pytest
+
+test-client: node_modules/.package-lock.json
+	npm test
+	npm run build
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_server.py
+
+bench-quick: $(STAMP)
+	$(BIN)/python benchmarks/bench_server.py --quick
+
+clean:
+	rm -rf $(VENV) node_modules dist out .pytest_cache .hypothesis
