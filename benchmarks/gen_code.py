@@ -439,9 +439,16 @@ class _Gen:
         weights = [3, 3, 2, 2, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2]
         self.out = self.header()
         tail = self.main()
-        while len(self.out) + len(tail) + 45 < self.target:  # 45: longer than any block
-            block = self.rng.choices(blocks, weights)[0]
-            self.out += block(self.pitfall_due())
+        misses = 0
+        while misses < 8:  # add blocks while they fit; a block that does not fit is dropped
+            saved = (self.pitfalls, self.next_pitfall_at)
+            block = self.rng.choices(blocks, weights)[0](self.pitfall_due())
+            if len(self.out) + len(block) + len(tail) <= self.target:
+                self.out += block
+                misses = 0
+            else:
+                self.pitfalls, self.next_pitfall_at = saved
+                misses += 1
         while len(self.out) + len(tail) + 12 <= self.target:  # short helpers while they fit
             self.out += self.utility(self.pitfall_due())
         missing = self.target - len(self.out) - len(tail)
