@@ -491,9 +491,13 @@ def count_pitfalls(lines: int, seed: int) -> int:
 
 def insertion_points(text: str) -> list[tuple[int, str]]:
     """(0-based line, indentation) where a new statement line can go without breaking the syntax:
-    before any statement that starts its own line (before its decorators, if any)."""
+    before any statement that starts its own line (before its decorators, if any), after the module
+    docstring and the ``from __future__`` imports."""
     tree = ast.parse(text)
     lines = text.split("\n")
+    # nothing may go before the docstring or a `from __future__` import
+    floor = max([1] + [stmt.end_lineno for stmt in tree.body
+                       if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"])
     points = set()
     for node in ast.walk(tree):
         for field in ("body", "orelse", "finalbody"):
@@ -512,7 +516,7 @@ def insertion_points(text: str) -> list[tuple[int, str]]:
                     ok = code.startswith("@")
                 else:  # first thing on its line (not after `;`), and not an `elif` (an If in orelse)
                     ok = len(indent) == stmt.col_offset and not code.startswith("elif")
-                if ok:
+                if ok and first > floor:
                     points.add((first - 1, indent))
     return sorted(points)
 

@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from torchwise.analysis.facts import Facts
+from torchwise.analysis.infer import Inference
 from torchwise.analysis.scopes import ModuleIndex
 from torchwise.config import RuleConfig
 from torchwise.findings import Finding
@@ -44,8 +44,8 @@ def analyze(text: str, path: str = "<string>", config: RuleConfig = RuleConfig()
     for rule in active:
         for node_type in rule.node_types:
             by_type[node_type].append(rule)
-    index = ModuleIndex(tree, wanted=tuple(by_type))
-    ctx = Context(source, index, Facts(index))
+    index = ModuleIndex(tree, wanted=tuple({ast.Call, *by_type}))  # the inference reads the calls too
+    ctx = Context(source, index, Inference(index).run())
     for node, scope in index.nodes:
         for rule in by_type.get(type(node), ()):
             for finding in rule.check(node, scope, ctx):

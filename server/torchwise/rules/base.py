@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass
 from typing import ClassVar, Iterator, Sequence
 
-from torchwise.analysis.facts import Facts
+from torchwise.analysis.infer import Inference
 from torchwise.analysis.scopes import ModuleIndex, Scope
 from torchwise.findings import Edit, Finding, Fix, Severity
 from torchwise.source import SourceFile
@@ -34,10 +34,14 @@ class Invalid:
 class Context:
     """What a rule may ask about the module being checked."""
 
-    def __init__(self, source: SourceFile, index: ModuleIndex, facts: Facts):
+    def __init__(self, source: SourceFile, index: ModuleIndex, facts: Inference):
         self.source = source
         self.index = index
         self.facts = facts
+
+    def value(self, node: ast.AST):
+        """What the analysis knows ``node`` evaluates to (None: unknown)."""
+        return self.facts.values.get(node)
 
     @property
     def tree(self) -> ast.Module:

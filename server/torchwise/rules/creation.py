@@ -5,22 +5,14 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+from torchwise.analysis.legacy import LEGACY_CONSTRUCTORS
 from torchwise.analysis.scopes import Scope
+from torchwise.analysis.values import NdarrayValue, ScalarValue, SeqValue, TensorValue
 from torchwise.findings import Finding, Fix, Severity
 from torchwise.rules import edits
 from torchwise.rules.base import Context, Invalid, Rule, Valid
 
-# Legacy typed constructors -> (dtype attribute of torch, or None for the default dtype).
-_LEGACY_DTYPES = {
-    "Tensor": None, "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
-    "BFloat16Tensor": "bfloat16", "ByteTensor": "uint8", "CharTensor": "int8",
-    "ShortTensor": "int16", "IntTensor": "int32", "LongTensor": "int64", "BoolTensor": "bool",
-}
-LEGACY_CONSTRUCTORS = {f"torch.{name}": (dtype, None) for name, dtype in _LEGACY_DTYPES.items()}
-LEGACY_CONSTRUCTORS.update(
-    {f"torch.cuda.{name}": (dtype, "cuda") for name, dtype in _LEGACY_DTYPES.items() if name != "Tensor"})
 _DEFAULT_DTYPE_SETTERS = ("torch.set_default_dtype", "torch.set_default_tensor_type")
-_NUMPY_ARRAY_MAKERS = frozenset(f"numpy.{n}" for n in ("array", "asarray", "arange", "zeros", "ones", "linspace"))
 
 
 def _legacy(call: ast.Call, scope: Scope) -> tuple[str, str | None, str | None] | None:
@@ -35,33 +27,27 @@ def _legacy(call: ast.Call, scope: Scope) -> tuple[str, str | None, str | None] 
 
 def _is_size(call: ast.Call, scope: Scope, ctx: Context) -> bool:
     args = call.args
-    if all(ctx.facts.is_int(arg, scope) for arg in args):
+    if all(_is_int(ctx.value(arg)) for arg in args):
         return True  # includes `torch.Tensor()`
     if len(args) != 1:
         return False
     arg = args[0]
-    if isinstance(arg, ast.Call):
-        if scope.qualname(arg.func) == "torch.Size":
-            return True
-        # `t.size()` with no argument is a torch.Size (numpy's `.size` is not callable).
-        if isinstance(arg.func, ast.Attribute) and arg.func.attr == "size" and not arg.args and not arg.keywords:
-            return True
-    # `.shape` is a torch.Size only on a tensor (an ndarray's is a tuple: data).
-    return (isinstance(arg, ast.Attribute) and arg.attr == "shape"
-            and ctx.facts.tensor(arg.value, scope) is not None)
+    if isinstance(arg, ast.Call) and scope.qualname(arg.func) == "torch.Size":
+        return True
+    value = ctx.value(arg)
+    # `t.size()`/`t.shape` of a tensor is a torch.Size: a size (an ndarray's `.shape` is a tuple: data).
+    return isinstance(value, SeqValue) and value.kind == "size"
 
 
-def _is_data(expr: ast.expr, scope: Scope, ctx: Context, depth: int = 0) -> bool:
+def _is_int(value) -> bool:
+    return isinstance(value, ScalarValue) and value.kind == "int"
+
+
+def _is_data(expr: ast.expr, ctx: Context) -> bool:
     if isinstance(expr, (ast.List, ast.Tuple, ast.ListComp)):
         return True
-    if isinstance(expr, ast.Call):
-        if isinstance(expr.func, ast.Name) and expr.func.id in ("list", "tuple") and scope.owner_of(expr.func.id) is None:
-            return True
-        return scope.qualname(expr.func) in _NUMPY_ARRAY_MAKERS
-    if isinstance(expr, ast.Name) and depth < 8:
-        bound = scope.single_value(expr.id)
-        return bound is not None and _is_data(bound[0], bound[1], ctx, depth + 1)
-    return False
+    value = ctx.value(expr)
+    return isinstance(value, NdarrayValue) or (isinstance(value, SeqValue) and value.kind in ("list", "tuple"))
 
 
 def _sets_default_dtype(ctx: Context) -> bool:
@@ -177,7 +163,7 @@ class LegacyConstructorWithData(Rule):
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
         legacy = _legacy(node, scope)
-        if legacy is None or len(node.args) != 1 or not _is_data(node.args[0], scope, ctx):
+        if legacy is None or len(node.args) != 1 or not _is_data(node.args[0], ctx):
             return
         qualname, dtype, device = legacy
         spelled = _short(ctx.source.text_of(ctx.source.span(node.func)))
@@ -253,13 +239,12 @@ class TensorOfTensors(Rule):
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
         if scope.qualname(node.func) != "torch.tensor" or len(node.args) != 1:
             return
-        elements = _list_elements(node.args[0], scope)
-        if not elements:
+        data = ctx.value(node.args[0])
+        if not isinstance(data, SeqValue) or data.kind not in ("list", "tuple") or not data.items:
             return
-        elt_list, elt_scope = elements
-        facts = [ctx.facts.tensor(e, elt_scope) for e in elt_list]
-        known = [f for f in facts if f is not None and f.numel is not None]
-        big = [f for f in known if f.numel != 1]
+        facts = [item if isinstance(item, TensorValue) else None for item in data.items]
+        known = [f for f in facts if f is not None and f.shape is not None and _numel(f.shape) is not None]
+        big = [f for f in known if _numel(f.shape) != 1]
         all_known = len(known) == len(facts)
         shapes = {f.shape for f in known}
         fix_ok = all_known and len(shapes) == 1 and not node.keywords and (big or shapes == {()})
@@ -271,7 +256,7 @@ class TensorOfTensors(Rule):
             fixes.append(Fix("Replace with `torch.stack(...)`", build, preferred=True))
         if big:
             shape = big[0].shape
-            yield self.finding(ctx, node, f"`torch.tensor` of tensors with {big[0].numel} elements (shape "
+            yield self.finding(ctx, node, f"`torch.tensor` of tensors with {_numel(shape)} elements (shape "
                                           f"{_shape_text(shape)}) raises ValueError; use `torch.stack(...)`", fixes)
         elif all_known:
             yield self.finding(ctx, node, "`torch.tensor` of one-element tensors copies their values and cuts "
@@ -279,28 +264,13 @@ class TensorOfTensors(Rule):
                                severity=Severity.WARNING)
 
 
-def _list_elements(expr: ast.expr, scope: Scope) -> tuple[list[ast.expr], Scope] | None:
-    if isinstance(expr, (ast.List, ast.Tuple)):
-        if any(isinstance(e, ast.Starred) for e in expr.elts):
+def _numel(shape) -> int | None:
+    total = 1
+    for dim in shape:
+        if not isinstance(dim, int):
             return None
-        return expr.elts, scope
-    if isinstance(expr, ast.Name):
-        bound = scope.single_value(expr.id)
-        if bound is not None and isinstance(bound[0], (ast.List, ast.Tuple)):
-            # A list bound once may still be mutated (append, item assignment): require no other use.
-            return None if _list_may_change(bound[1], expr.id) else _list_elements(bound[0], bound[1])
-    return None
-
-
-def _list_may_change(scope: Scope, name: str) -> bool:
-    """Conservatively, any method call or subscript store on the list's name may change it."""
-    for node in ast.walk(scope.node):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name:
-            return True
-        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) \
-                and isinstance(node.value, ast.Name) and node.value.id == name:
-            return True
-    return False
+        total *= dim
+    return total
 
 
 def _shape_text(shape) -> str:

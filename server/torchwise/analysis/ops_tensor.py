@@ -1,0 +1,924 @@
+"""Torch factories, tensor methods and ``torch.*`` functions: how each one reads its arguments."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from torchwise.analysis import dtypes, layout, shapes
+from torchwise.analysis.dims import Sym, fmt_dim
+from torchwise.analysis.dtypes import DType
+from torchwise.analysis.legacy import LEGACY_CONSTRUCTORS
+from torchwise.analysis.ops import (
+    TENSOR_METHODS, TORCH_FUNCTIONS, Call, combine_devices, contiguous_strides, derived, device_arg, dims_of,
+    dtype_arg, elementwise, int_of, literal_data, make_tensor, matmul_values, normalize_device, result_grad,
+    size_value,
+)
+from torchwise.analysis.values import NdarrayValue, ScalarValue, SeqValue, TensorValue
+
+
+def _register(table: dict, *names):
+    def wrap(fn):
+        for name in names:
+            table[name] = fn
+        return fn
+    return wrap
+
+
+# -- common keyword arguments of factories -----------------------------------------------------------------------
+def _requires_grad(call: Call) -> Optional[bool]:
+    value = call.kwargs.get("requires_grad")
+    if "requires_grad" not in call.kwargs:
+        return False
+    if isinstance(value, ScalarValue) and value.kind == "bool" and value.value is not None:
+        return value.value
+    return None
+
+
+def _dtype(inf, call: Call, default: Optional[DType], why: Optional[str], position=None):
+    """The dtype= argument (why: "dtype= given"), else the default and its reason."""
+    if call.given(position, "dtype"):
+        given = call.get(position, "dtype")
+        if isinstance(given, ScalarValue) and given.kind == "none":
+            return default, why
+        dtype = dtype_arg(given)
+        return dtype, (f"dtype={dtype.torch_name} given" if dtype else None)
+    return default, why
+
+
+def _device(inf, call: Call, default="default", position=None) -> Optional[str]:
+    if call.given(position, "device"):
+        given = call.get(position, "device")
+        if isinstance(given, ScalarValue) and given.kind == "none":
+            return inf.default_device
+        return device_arg(given)
+    return inf.default_device if default == "default" else default
+
+
+def _float_default(inf):
+    return inf.default_float, (inf.default_float_why if inf.default_float else None)
+
+
+# -- factories ----------------------------------------------------------------------------------------------------
+@_register(TORCH_FUNCTIONS, "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn")
+def _sized_factory(inf, call: Call):
+    size = call.kwargs.get("size")
+    shape = dims_of([size]) if size is not None else (dims_of(call.args) if not call.starred else None)
+    dtype, why = _dtype(inf, call, *_float_default(inf))
+    return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
+
+
+@_register(TORCH_FUNCTIONS, "torch.full")
+def _full(inf, call: Call):
+    shape = dims_of([call.get(0, "size")]) if call.given(0, "size") else None
+    fill = call.get(1, "fill_value")
+    default, why = None, None
+    if isinstance(fill, ScalarValue) and fill.kind in ("bool", "int", "float", "complex"):
+        if fill.kind == "float":
+            default, why = _float_default(inf)
+        else:
+            default = dtypes.python_scalar_dtype(fill.kind, inf.default_float or DType.float32)
+            why = f"inferred from the Python {fill.kind} fill value"
+    dtype, why = _dtype(inf, call, default, why)
+    return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
+
+
+@_register(TORCH_FUNCTIONS, "torch.randint")
+def _randint(inf, call: Call):
+    # randint(high, size) or randint(low, high, size)
+    size = call.kwargs.get("size")
+    if size is None:
+        positional = [a for a in call.args]
+        size = positional[-1] if len(positional) in (2, 3) else None
+    shape = dims_of([size]) if size is not None else None
+    dtype, why = _dtype(inf, call, DType.int64, "randint makes int64 unless dtype= says otherwise")
+    return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
+
+
+@_register(TORCH_FUNCTIONS, "torch.arange")
+def _arange(inf, call: Call):
+    numbers = [call.get(i) for i in range(min(len(call.args), 3))]
+    for name in ("start", "end", "step"):
+        if name in call.kwargs:
+            numbers.append(call.kwargs[name])
+    kinds = {n.kind for n in numbers if isinstance(n, ScalarValue)}
+    if not numbers or len(kinds) != 1 and kinds - {"int", "float"} or any(not isinstance(n, ScalarValue)
+                                                                            for n in numbers):
+        return None
+    if kinds <= {"int"}:
+        default, why = DType.int64, "arange of Python ints gives int64"
+    else:
+        default, why = _float_default(inf)
+    dtype, why = _dtype(inf, call, default, why)
+    length = None
+    if kinds <= {"int"} and not call.kwargs.keys() & {"start", "end", "step"}:
+        ints = [int_of(n) for n in numbers]
+        if all(isinstance(i, int) for i in ints):
+            bounds = ints if len(ints) > 1 else [0, ints[0]]
+            step = bounds[2] if len(bounds) == 3 else 1
+            if step != 0:
+                length = len(range(bounds[0], bounds[1], step))
+        elif len(ints) == 1 and ints[0] is not None:
+            length = ints[0]
+    shape = (length if length is not None else Sym.fresh("n"),)
+    return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
+
+
+@_register(TORCH_FUNCTIONS, "torch.linspace", "torch.logspace")
+def _linspace(inf, call: Call):
+    steps = int_of(call.get(2, "steps"))
+    dtype, why = _dtype(inf, call, *_float_default(inf))
+    shape = (steps,) if steps is not None else None
+    return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
+
+
+@_register(TORCH_FUNCTIONS, "torch.eye")
+def _eye(inf, call: Call):
+    n = int_of(call.get(0, "n"))
+    m = int_of(call.get(1, "m")) if call.given(1, "m") else n
+    dtype, why = _dtype(inf, call, *_float_default(inf))
+    shape = (n, m) if n is not None and m is not None else None
+    return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
+
+
+@_register(TORCH_FUNCTIONS, "torch.tensor")
+def _tensor(inf, call: Call):
+    data = call.get(0, "data")
+    device = _device(inf, call)
+    grad = _requires_grad(call)
+    if isinstance(data, NdarrayValue):
+        dtype, why = _dtype(inf, call, data.dtype, _from_ndarray_why(data))
+        return make_tensor(inf, dtype, data.shape, device, grad, why, "copies the ndarray")
+    if isinstance(data, TensorValue):
+        dtype, why = _dtype(inf, call, data.dtype, data.why)
+        return make_tensor(inf, dtype, data.shape, device if call.given(None, "device") else data.device, grad,
+                           why, "copies the tensor")
+    literal = literal_data(data)
+    if literal is None:
+        return None
+    shape, kinds = literal
+    default = dtypes.torch_tensor_literal_dtype(kinds, inf.default_float or DType.float32) if kinds else \
+        inf.default_float
+    if inf.default_float is None and kinds & {"float", "complex"} or not kinds and inf.default_float is None:
+        default = None
+    dtype, why = _dtype(inf, call, default, _literal_why(kinds, default, inf))
+    return make_tensor(inf, dtype, shape, device, grad, why, "copies the data")
+
+
+def _literal_why(kinds, dtype, inf) -> Optional[str]:
+    if dtype is None:
+        return None
+    if not kinds:
+        return "an empty list gets the default dtype"
+    widest = max(kinds, key=["bool", "int", "float", "complex"].index)
+    if widest == "bool":
+        return "Python bools infer bool"
+    if widest == "int":
+        return "Python ints infer int64"
+    if widest == "float":
+        return f"Python floats infer the default dtype {dtype.short}" + _default_note(inf)
+    return f"Python complex numbers infer {dtype.short}"
+
+
+def _default_note(inf) -> str:
+    why = inf.default_float_why or ""
+    return f" ({why})" if "set_default_dtype" in why else ""
+
+
+def _from_ndarray_why(array: NdarrayValue) -> Optional[str]:
+    if array.dtype is None:
+        return None
+    note = f"inherits {array.dtype.short} from the ndarray"
+    if array.why:
+        note += f" ({array.why})"
+    return note
+
+
+@_register(TORCH_FUNCTIONS, "torch.as_tensor", "torch.asarray")
+def _as_tensor(inf, call: Call):
+    data = call.get(0, "data")
+    if isinstance(data, NdarrayValue):
+        dtype, why = _dtype(inf, call, data.dtype, _from_ndarray_why(data))
+        device = _device(inf, call)
+        shares = dtype == data.dtype and device == "cpu" and not call.given(None, "dtype")
+        return make_tensor(inf, dtype, data.shape, device, False, why,
+                           "shares memory with the ndarray" if shares else "copies the ndarray")
+    if isinstance(data, TensorValue):
+        return data.with_(memory="returns the same tensor (no copy)")
+    result = _tensor(inf, call)
+    return result
+
+
+@_register(TORCH_FUNCTIONS, "torch.from_numpy")
+def _from_numpy(inf, call: Call):
+    data = call.get(0)
+    if not isinstance(data, NdarrayValue):
+        return None
+    return make_tensor(inf, data.dtype, data.shape, "cpu", False, _from_ndarray_why(data),
+                       "shares memory with the ndarray")
+
+
+def _like(inf, call: Call, fill_kind=None):
+    source = call.get(0, "input")
+    if not isinstance(source, TensorValue):
+        return None
+    dtype, why = _dtype(inf, call, source.dtype, source.why)
+    device = _device(inf, call, default=source.device)
+    return make_tensor(inf, dtype, source.shape, device, _requires_grad(call), why, "new memory")
+
+
+for _name in ("zeros_like", "ones_like", "empty_like", "rand_like", "randn_like", "full_like", "randint_like"):
+    TORCH_FUNCTIONS[f"torch.{_name}"] = _like
+
+
+def _new_factory(inf, receiver: TensorValue, call: Call):
+    shape = dims_of(call.args) if not call.starred and call.args else dims_of([call.kwargs.get("size")]) \
+        if "size" in call.kwargs else None
+    dtype, why = _dtype(inf, call, receiver.dtype, receiver.why)
+    return make_tensor(inf, dtype, shape, _device(inf, call, default=receiver.device), _requires_grad(call), why,
+                       "new memory")
+
+
+for _name in ("new_zeros", "new_ones", "new_empty"):
+    TENSOR_METHODS[_name] = _new_factory
+
+
+@_register(TENSOR_METHODS, "new_full")
+def _new_full(inf, receiver, call: Call):
+    shape = dims_of([call.get(0, "size")])
+    dtype, why = _dtype(inf, call, receiver.dtype, receiver.why)
+    return make_tensor(inf, dtype, shape, _device(inf, call, default=receiver.device), _requires_grad(call), why)
+
+
+@_register(TENSOR_METHODS, "new_tensor")
+def _new_tensor(inf, receiver, call: Call):
+    literal = literal_data(call.get(0, "data"))
+    if literal is None:
+        return None
+    dtype, why = _dtype(inf, call, receiver.dtype, "new_tensor keeps the receiver's dtype")
+    return make_tensor(inf, dtype, literal[0], _device(inf, call, default=receiver.device), _requires_grad(call),
+                       why, "copies the data")
+
+
+# -- conversions ---------------------------------------------------------------------------------------------------
+@_register(TENSOR_METHODS, "to")
+def _to(inf, receiver: TensorValue, call: Call):
+    dtype, device = receiver.dtype, receiver.device
+    why = receiver.why
+    for value in (*call.args, call.kwargs.get("dtype"), call.kwargs.get("device")):
+        if value is None:
+            continue
+        if isinstance(value, TensorValue):
+            dtype, device, why = value.dtype, value.device, "converted with .to(other)"
+            continue
+        as_dtype = dtype_arg(value) if not (isinstance(value, ScalarValue) and value.kind == "str"
+                                            and dtypes.parse_dtype_string(value.value) is None) else None
+        if as_dtype is not None and not (isinstance(value, ScalarValue)):
+            dtype, why = as_dtype, f"converted with .to({as_dtype.torch_name})"
+            continue
+        as_device = device_arg(value)
+        if isinstance(value, (ScalarValue,)) or type(value).__name__ == "DeviceValue":
+            device = as_device
+            continue
+        return None  # an argument we cannot read: the result could be anything
+    if (call.starred or len(call.args) > 2) and not call.kwargs:
+        return None
+    same = dtype == receiver.dtype and device == receiver.device and dtype is not None and device is not None
+    return receiver.with_(dtype=dtype, device=device, why=why, memory=None,
+                          strides=receiver.strides if same else contiguous_strides(receiver.shape),
+                          is_leaf=receiver.is_leaf if same else (None if receiver.requires_grad is None
+                                                                   else not receiver.requires_grad))
+
+
+def _cast(dtype: DType):
+    def cast(inf, receiver: TensorValue, call: Call):
+        same = receiver.dtype == dtype
+        return receiver.with_(dtype=dtype, why=f"converted with .{call.node.func.attr}()", memory=None,
+                              strides=receiver.strides if same else contiguous_strides(receiver.shape))
+    return cast
+
+
+for _method in ("float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char", "cfloat",
+                "cdouble"):
+    _target = dtypes.parse_cast_method(_method)
+    if _target is not None:
+        TENSOR_METHODS[_method] = _cast(_target)
+
+
+@_register(TENSOR_METHODS, "cuda")
+def _cuda(inf, receiver, call: Call):
+    index = call.get(0, "device")
+    device = "cuda"
+    if isinstance(index, ScalarValue) and index.kind == "int" and isinstance(index.value, int):
+        device = f"cuda:{index.value}"
+    elif index is not None:
+        device = device_arg(index)
+    return receiver.with_(device=device, memory=None)
+
+
+@_register(TENSOR_METHODS, "cpu")
+def _cpu(inf, receiver, call: Call):
+    return receiver.with_(device="cpu", memory=None)
+
+
+@_register(TENSOR_METHODS, "type_as")
+def _type_as(inf, receiver, call: Call):
+    other = call.get(0)
+    return receiver.with_(dtype=other.dtype, why="converted with .type_as(other)", memory=None) \
+        if isinstance(other, TensorValue) else None
+
+
+@_register(TENSOR_METHODS, "clone")
+def _clone(inf, receiver, call: Call):
+    if call.kwargs.get("memory_format") is not None:
+        return derived(inf, receiver, strides=None)
+    return derived(inf, receiver, strides=layout.after_clone(receiver.shape, receiver.strides)
+                   if receiver.shape is not None else None)
+
+
+@_register(TENSOR_METHODS, "detach")
+def _detach(inf, receiver, call: Call):
+    return receiver.with_(requires_grad=False, is_leaf=True, memory="shares memory with the original")
+
+
+@_register(TENSOR_METHODS, "contiguous")
+def _contiguous(inf, receiver, call: Call):
+    strides = layout.after_contiguous(receiver.shape, receiver.strides) if receiver.shape is not None else None
+    return receiver.with_(strides=strides, memory=None)
+
+
+@_register(TENSOR_METHODS, "requires_grad_")
+def _requires_grad_(inf, receiver, call: Call):
+    flag = call.get(0, "requires_grad")
+    value = True if flag is None else (flag.value if isinstance(flag, ScalarValue) and flag.kind == "bool" else None)
+    return receiver.with_(requires_grad=value)
+
+
+@_register(TENSOR_METHODS, "numpy")
+def _numpy(inf, receiver, call: Call):
+    return NdarrayValue(receiver.dtype, receiver.shape, "from a tensor")
+
+
+@_register(TENSOR_METHODS, "item")
+def _item(inf, receiver, call: Call):
+    if receiver.dtype is None:
+        return None
+    category = dtypes.category(receiver.dtype).name
+    kind = {"BOOL": "bool", "INTEGRAL": "int", "FLOATING": "float", "COMPLEX": "complex"}[category]
+    return ScalarValue(kind)
+
+
+@_register(TENSOR_METHODS, "tolist")
+def _tolist(inf, receiver, call: Call):
+    return SeqValue("list") if receiver.shape else None
+
+
+@_register(TENSOR_METHODS, "size")
+def _size(inf, receiver, call: Call):
+    if not call.given(0, "dim"):
+        return size_value(receiver.shape)
+    dim = int_of(call.get(0, "dim"))
+    if receiver.shape is None or not isinstance(dim, int):
+        return ScalarValue("int")
+    try:
+        return ScalarValue("int", receiver.shape[shapes.wrap_dim(dim, len(receiver.shape))])
+    except shapes.ShapeError:
+        return None
+
+
+@_register(TENSOR_METHODS, "dim", "ndimension")
+def _dim(inf, receiver, call: Call):
+    return ScalarValue("int", receiver.rank)
+
+
+@_register(TENSOR_METHODS, "numel", "nelement")
+def _numel(inf, receiver, call: Call):
+    return ScalarValue("int", shapes.numel(receiver.shape))
+
+
+# -- element-wise -------------------------------------------------------------------------------------------------
+_BINARY = {"add": "add", "sub": "sub", "subtract": "sub", "mul": "mul", "multiply": "mul", "div": "div",
+           "divide": "div", "true_divide": "div", "pow": "pow", "remainder": "mod", "fmod": "mod",
+           "maximum": "max", "minimum": "min", "atan2": "div", "floor_divide": "floordiv", "hypot": "div"}
+
+
+def _binary_method(op):
+    def method(inf, receiver, call: Call):
+        other = call.get(0, "other")
+        if other is None or call.starred:
+            return None
+        return elementwise(inf, [receiver, other], op)
+    return method
+
+
+for _name, _op in _BINARY.items():
+    TENSOR_METHODS[_name] = _binary_method(_op)
+
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "logical_and", "logical_or", "logical_xor",
+                "isclose")
+
+
+def _comparison_method(inf, receiver, call: Call):
+    other = call.get(0, "other")
+    if other is None:
+        return None
+    return elementwise(inf, [receiver, other], "compare", result_dtype=DType.bool)
+
+
+for _name in _COMPARISONS:
+    TENSOR_METHODS[_name] = _comparison_method
+
+# Unary ops that keep the dtype, and ones that turn integers into the default float.
+_SAME_DTYPE_UNARY = ("abs", "neg", "negative", "relu", "clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil",
+                     "round", "trunc", "sign", "square", "fill_", "zero_", "flip", "roll", "tril", "triu",
+                     "masked_fill", "nan_to_num", "cumsum_", "sort_values")
+_FLOAT_UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
+                "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "erfc", "reciprocal", "softplus",
+                "lgamma", "digamma")
+_BOOL_UNARY = ("isnan", "isinf", "isfinite", "logical_not", "signbit")
+
+
+def _same_dtype_unary(inf, receiver, call: Call):
+    return derived(inf, receiver)
+
+
+def _float_unary(inf, receiver, call: Call):
+    if receiver.dtype is None:
+        return derived(inf, receiver, dtype=None)
+    if dtypes.is_floating(receiver.dtype) or dtypes.is_complex(receiver.dtype):
+        return derived(inf, receiver)
+    if inf.default_float is None:
+        return derived(inf, receiver, dtype=None)
+    return derived(inf, receiver, dtype=inf.default_float,
+                   why=f".{call.node.func.attr}() of {receiver.dtype.short} gives the default float dtype")
+
+
+def _bool_unary(inf, receiver, call: Call):
+    return derived(inf, receiver, dtype=DType.bool, why=None)
+
+
+for _name in _SAME_DTYPE_UNARY:
+    TENSOR_METHODS[_name] = _same_dtype_unary
+for _name in _FLOAT_UNARY:
+    TENSOR_METHODS[_name] = _float_unary
+for _name in _BOOL_UNARY:
+    TENSOR_METHODS[_name] = _bool_unary
+
+
+def _inplace(inf, receiver, call: Call):
+    """``t.add_(x)`` writes into ``t``: dtype, shape and device stay (or PyTorch raises)."""
+    others = [a for a in call.args if isinstance(a, TensorValue)]
+    grad = result_grad(receiver, *others)
+    return receiver.with_(requires_grad=grad, memory=None, is_leaf=receiver.is_leaf if not grad else
+                          (receiver.is_leaf if receiver.requires_grad else False))
+
+
+for _name in (*_BINARY, *_SAME_DTYPE_UNARY, *_FLOAT_UNARY, "copy", "normal", "uniform", "fill", "zero",
+              "masked_fill", "clamp", "index_fill", "scatter", "index_add", "addmm", "addcmul", "addcdiv", "lerp",
+              "bernoulli", "random", "exponential", "div", "mul", "add", "sub", "pow"):
+    TENSOR_METHODS.setdefault(_name.rstrip("_") + "_", _inplace)
+
+
+@_register(TORCH_FUNCTIONS, "torch.where")
+def _where(inf, call: Call):
+    condition, a, b = call.get(0, "condition"), call.get(1, "input"), call.get(2, "other")
+    if a is None or b is None or not isinstance(condition, TensorValue):
+        return None
+    values = [v for v in (a, b)]
+    result = elementwise(inf, values, "add")
+    if result is None:
+        return None
+    shape = None
+    if condition.shape is not None and result.shape is not None:
+        try:
+            shape = shapes.broadcast(condition.shape, result.shape)
+        except shapes.ShapeError:
+            return None
+    return result.with_(shape=shape, strides=contiguous_strides(shape))
+
+
+# -- reductions ---------------------------------------------------------------------------------------------------
+def _dim_argument(call: Call, position=0):
+    """The dim= argument: None (all), an int, a tuple of ints; "?" when given but unknown."""
+    if not call.given(position, "dim"):
+        return None
+    value = call.get(position, "dim")
+    if isinstance(value, ScalarValue) and value.kind == "none":
+        return None
+    as_int = int_of(value)
+    if isinstance(as_int, int):
+        return as_int
+    if isinstance(value, SeqValue) and value.items is not None:
+        dims = [int_of(v) for v in value.items]
+        if all(isinstance(d, int) for d in dims):
+            return tuple(dims)
+    return "?"
+
+
+def _keepdim(call: Call, position=1) -> Optional[bool]:
+    if not call.given(position, "keepdim"):
+        return False
+    value = call.get(position, "keepdim")
+    return value.value if isinstance(value, ScalarValue) and value.kind == "bool" else None
+
+
+def _reduction(result_dtype="keep", returns_indices=False):
+    def reduce(inf, receiver, call: Call):
+        dim = _dim_argument(call)
+        keepdim = _keepdim(call)
+        if dim == "?" or keepdim is None or receiver.shape is None:
+            shape = None
+        else:
+            try:
+                shape = shapes.reduce(receiver.shape, dim, keepdim)
+            except shapes.ShapeError:
+                return None
+        dtype = receiver.dtype
+        why = receiver.why
+        if result_dtype == "int64":
+            dtype, why = DType.int64, "indices are int64"
+        elif result_dtype == "bool":
+            dtype, why = DType.bool, None
+        elif result_dtype == "sum" and dtype is not None and dtypes.is_integral(dtype, include_bool=True):
+            dtype, why = DType.int64, "sum/prod of integers accumulates in int64"
+        elif result_dtype == "float" and dtype is not None and not (dtypes.is_floating(dtype)
+                                                                    or dtypes.is_complex(dtype)):
+            dtype, why = None, None  # mean/std of integers raise; leave it to the rules
+        value = derived(inf, receiver, dtype=dtype, shape=shape, why=why)
+        if returns_indices and dim is not None:
+            indices = derived(inf, receiver, dtype=DType.int64, shape=shape, why="indices are int64").with_(
+                requires_grad=False, is_leaf=True)
+            return SeqValue("tuple", (value, indices))
+        return value
+    return reduce
+
+
+for _name in ("sum", "nansum", "prod"):
+    TENSOR_METHODS[_name] = _reduction("sum")
+for _name in ("mean", "nanmean", "std", "var", "logsumexp"):
+    TENSOR_METHODS[_name] = _reduction("float")
+for _name in ("amax", "amin"):
+    TENSOR_METHODS[_name] = _reduction()
+for _name in ("max", "min", "median", "mode"):
+    TENSOR_METHODS[_name] = _reduction(returns_indices=True)
+for _name in ("argmax", "argmin", "count_nonzero"):
+    TENSOR_METHODS[_name] = _reduction("int64")
+for _name in ("all", "any"):
+    TENSOR_METHODS[_name] = _reduction("bool")
+
+
+@_register(TENSOR_METHODS, "norm")
+def _norm(inf, receiver, call: Call):
+    if call.args or set(call.kwargs) - {"dim", "keepdim"}:
+        dim = call.kwargs.get("dim")
+        if call.args or dim is None:
+            return derived(inf, receiver, shape=None) if receiver.dtype is None or dtypes.is_floating(
+                receiver.dtype) else None
+    return _reduction("float")(inf, receiver, Call(call.node, [], {k: v for k, v in call.kwargs.items()
+                                                                    if k in ("dim", "keepdim")}, False, call.env))
+
+
+@_register(TENSOR_METHODS, "softmax", "log_softmax", "cumsum", "cumprod")
+def _along_dim(inf, receiver, call: Call):
+    return derived(inf, receiver)
+
+
+# -- matmul family -------------------------------------------------------------------------------------------------
+def _matmul_method(kind):
+    def method(inf, receiver, call: Call):
+        return matmul_values(inf, receiver, call.get(0), kind)
+    return method
+
+
+for _kind in ("matmul", "mm", "bmm", "dot", "mv"):
+    TENSOR_METHODS[_kind] = _matmul_method(_kind)
+    TORCH_FUNCTIONS[f"torch.{_kind}"] = (lambda kind: lambda inf, call: matmul_values(
+        inf, call.get(0), call.get(1), kind))(_kind)
+
+
+@_register(TORCH_FUNCTIONS, "torch.einsum")
+def _einsum(inf, call: Call):
+    equation = call.get(0)
+    operands = call.args[1:]
+    if len(operands) == 1 and isinstance(operands[0], SeqValue) and operands[0].items is not None:
+        operands = list(operands[0].items)
+    if not (isinstance(equation, ScalarValue) and isinstance(equation.value, str)) or call.starred or not operands \
+            or not all(isinstance(o, TensorValue) for o in operands):
+        return None
+    try:
+        shape = shapes.einsum(equation.value, [o.shape for o in operands])
+    except shapes.ShapeError:
+        return None
+    dtypes_seen = {o.dtype for o in operands}
+    dtype = dtypes_seen.pop() if len(dtypes_seen) == 1 else None
+    base = operands[0]
+    return derived(inf, base, *operands[1:], dtype=dtype, shape=shape, device=combine_devices(operands))
+
+
+# -- shape ops -----------------------------------------------------------------------------------------------------
+def _sizes(call: Call) -> Optional[tuple]:
+    if call.starred or call.kwargs.keys() - {"size", "shape"}:
+        return None
+    if call.kwargs:
+        return dims_of([next(iter(call.kwargs.values()))])
+    return dims_of(call.args) if call.args else None
+
+
+def _with_layout(inf, receiver: TensorValue, shape, strides):
+    return TensorValue(receiver.dtype, shape, receiver.device, strides, receiver.requires_grad,
+                       None if receiver.requires_grad is None else not receiver.requires_grad, receiver.why,
+                       "a view: shares memory with its input")
+
+
+@_register(TENSOR_METHODS, "view")
+def _view(inf, receiver, call: Call):
+    if call.args and dtype_arg(call.args[0]) is not None and len(call.args) == 1:
+        return None  # view(dtype) reinterprets bytes
+    requested = _sizes(call)
+    if requested is None or receiver.shape is None:
+        return None
+    try:
+        shape = shapes.reshape(receiver.shape, requested)
+    except shapes.ShapeError:
+        return None
+    if shape is None:
+        return None
+    strides = None
+    if receiver.strides is not None:
+        strides = layout.view_strides(receiver.shape, receiver.strides, shape)
+        if strides is None:
+            return None  # PyTorch raises: TW301 reports it
+        if strides is layout.UNDECIDED:
+            strides = None
+    return _with_layout(inf, receiver, shape, strides)
+
+
+@_register(TENSOR_METHODS, "reshape")
+def _reshape(inf, receiver, call: Call):
+    requested = _sizes(call)
+    if requested is None or receiver.shape is None:
+        return None
+    try:
+        shape = shapes.reshape(receiver.shape, requested)
+    except shapes.ShapeError:
+        return None
+    if shape is None:
+        return None
+    strides = layout.reshape_strides(receiver.shape, receiver.strides, shape)
+    viewable = layout.can_view(receiver.shape, receiver.strides, shape) if receiver.strides is not None else None
+    memory = {True: "a view: shares memory with its input", False: "a copy (the input's layout cannot be viewed)"}
+    return _with_layout(inf, receiver, shape, strides).with_(memory=memory.get(viewable))
+
+
+def _layout_op(shape_fn, stride_fn):
+    def op(inf, receiver, call: Call):
+        if receiver.shape is None:
+            return None
+        args = [int_of(a) for a in call.args]
+        if call.starred or any(not isinstance(a, int) for a in args) or call.kwargs:
+            return None
+        try:
+            shape = shape_fn(receiver.shape, *args)
+        except (shapes.ShapeError, TypeError):
+            return None
+        if shape is None:
+            return None
+        strides = None
+        if receiver.strides is not None:
+            try:
+                strides = stride_fn(receiver.shape, receiver.strides, *args)
+            except (shapes.ShapeError, TypeError, ValueError):
+                strides = None
+        return _with_layout(inf, receiver, shape, strides)
+    return op
+
+
+TENSOR_METHODS["transpose"] = TENSOR_METHODS["swapaxes"] = TENSOR_METHODS["swapdims"] = _layout_op(
+    shapes.transpose, layout.transpose_strides)
+TENSOR_METHODS["t"] = _layout_op(shapes.t, layout.t_strides)
+TENSOR_METHODS["unsqueeze"] = _layout_op(shapes.unsqueeze, layout.unsqueeze_strides)
+
+
+@_register(TENSOR_METHODS, "permute")
+def _permute(inf, receiver, call: Call):
+    dims = dims_of(call.args) if call.args else dims_of([call.kwargs.get("dims")])
+    if dims is None or receiver.shape is None or not all(isinstance(d, int) for d in dims):
+        return None
+    try:
+        shape = shapes.permute(receiver.shape, dims)
+    except shapes.ShapeError:
+        return None
+    strides = layout.permute_strides(receiver.shape, receiver.strides, dims)
+    return _with_layout(inf, receiver, shape, strides)
+
+
+@_register(TENSOR_METHODS, "squeeze")
+def _squeeze(inf, receiver, call: Call):
+    dim = _dim_argument(call)
+    if dim == "?" or receiver.shape is None:
+        return None
+    try:
+        shape = shapes.squeeze(receiver.shape, dim)
+    except shapes.ShapeError:
+        return None
+    if shape is None:
+        return None
+    strides = layout.squeeze_strides(receiver.shape, receiver.strides, dim)
+    return _with_layout(inf, receiver, shape, strides)
+
+
+@_register(TENSOR_METHODS, "flatten")
+def _flatten(inf, receiver, call: Call):
+    start = int_of(call.get(0, "start_dim")) if call.given(0, "start_dim") else 0
+    end = int_of(call.get(1, "end_dim")) if call.given(1, "end_dim") else -1
+    if not isinstance(start, int) or not isinstance(end, int) or receiver.shape is None:
+        return None
+    try:
+        shape = shapes.flatten(receiver.shape, start, end)
+    except shapes.ShapeError:
+        return None
+    if shape is None:
+        return None
+    try:
+        strides = layout.flatten_strides(receiver.shape, receiver.strides, start, end)
+    except shapes.ShapeError:
+        return None
+    return _with_layout(inf, receiver, shape, strides)
+
+
+@_register(TENSOR_METHODS, "expand")
+def _expand(inf, receiver, call: Call):
+    sizes = _sizes(call)
+    if sizes is None or receiver.shape is None:
+        return None
+    try:
+        shape = shapes.expand(receiver.shape, sizes)
+    except shapes.ShapeError:
+        return None
+    if shape is None:
+        return None
+    strides = layout.expand_strides(receiver.shape, receiver.strides, sizes)
+    return _with_layout(inf, receiver, shape, strides)
+
+
+@_register(TENSOR_METHODS, "expand_as")
+def _expand_as(inf, receiver, call: Call):
+    other = call.get(0)
+    if not isinstance(other, TensorValue) or other.shape is None:
+        return None
+    return _expand(inf, receiver, Call(call.node, [size_value(other.shape)], {}, False, call.env))
+
+
+@_register(TENSOR_METHODS, "repeat")
+def _repeat(inf, receiver, call: Call):
+    sizes = _sizes(call)
+    if sizes is None or receiver.shape is None:
+        return None
+    try:
+        shape = shapes.repeat(receiver.shape, sizes)
+    except shapes.ShapeError:
+        return None
+    return derived(inf, receiver, shape=shape)
+
+
+@_register(TENSOR_METHODS, "view_as", "reshape_as")
+def _view_as(inf, receiver, call: Call):
+    other = call.get(0)
+    if not isinstance(other, TensorValue) or other.shape is None:
+        return None
+    handler = _view if call.node.func.attr == "view_as" else _reshape
+    return handler(inf, receiver, Call(call.node, [size_value(other.shape)], {}, False, call.env))
+
+
+def transpose_attribute(inf, receiver: TensorValue, name: str):
+    if receiver.shape is None:
+        return None
+    try:
+        if name in ("T", "H"):
+            if len(receiver.shape) != 2:
+                return None  # .T on other ranks is deprecated (reverses all dims)
+            shape = shapes.t(receiver.shape)
+            strides = layout.t_strides(receiver.shape, receiver.strides)
+        else:
+            shape = shapes.mT(receiver.shape)
+            rank = len(receiver.shape)
+            strides = layout.mT_strides(receiver.shape, receiver.strides)
+    except shapes.ShapeError:
+        return None
+    return _with_layout(inf, receiver, shape, strides)
+
+
+# -- joining and splitting -------------------------------------------------------------------------------------------
+def _tensor_list(value) -> Optional[list]:
+    if isinstance(value, SeqValue) and value.items is not None and all(isinstance(i, TensorValue) for i in value.items):
+        return list(value.items)
+    return None
+
+
+@_register(TORCH_FUNCTIONS, "torch.cat", "torch.concat", "torch.concatenate", "torch.stack")
+def _cat(inf, call: Call):
+    tensors = _tensor_list(call.get(0, "tensors"))
+    dim = int_of(call.get(1, "dim")) if call.given(1, "dim") else 0
+    if not tensors or not isinstance(dim, int):
+        return None
+    fn = shapes.stack if _callee_name(call) == "stack" else shapes.cat
+    try:
+        shape = fn([t.shape for t in tensors], dim)
+    except shapes.ShapeError:
+        return None
+    dtype, why = None, None
+    known = [t.dtype for t in tensors]
+    if all(d is not None for d in known):
+        dtype = known[0]
+        for d in known[1:]:
+            dtype = dtypes.promote_types(dtype, d)
+        why = tensors[0].why if len(set(known)) == 1 else "promoted across the inputs"
+    devices = {t.device for t in tensors}
+    return derived(inf, tensors[0], *tensors[1:], dtype=dtype, shape=shape, why=why,
+                   device=devices.pop() if len(devices) == 1 else None)
+
+
+def _callee_name(call: Call) -> str:
+    func = call.node.func
+    return getattr(func, "attr", None) or getattr(func, "id", "")
+
+
+def _pieces(kind):
+    def split(inf, receiver, call: Call):
+        if receiver.shape is None:
+            return None
+        dim = int_of(call.get(1, "dim")) if call.given(1, "dim") else 0
+        first = call.get(0)
+        if not isinstance(dim, int):
+            return None
+        try:
+            if kind == "unbind":
+                dim = int_of(call.get(0, "dim")) if call.given(0, "dim") else 0
+                parts = shapes.unbind(receiver.shape, dim)
+            elif kind == "chunk":
+                chunks = int_of(first)
+                parts = shapes.chunk(receiver.shape, chunks, dim) if isinstance(chunks, int) else None
+            else:
+                size = int_of(first)
+                if size is None and isinstance(first, SeqValue) and first.items is not None:
+                    size = [int_of(i) for i in first.items]
+                    if any(s is None for s in size):
+                        return None
+                parts = shapes.split(receiver.shape, size, dim) if size is not None else None
+        except shapes.ShapeError:
+            return None
+        if parts is None:
+            return SeqValue("tuple")
+        return SeqValue("tuple", tuple(_with_layout(inf, receiver, p, None) for p in parts))
+    return split
+
+
+TENSOR_METHODS["split"] = _pieces("split")
+TENSOR_METHODS["chunk"] = _pieces("chunk")
+TENSOR_METHODS["unbind"] = _pieces("unbind")
+
+
+# -- legacy constructors: what they build (TW101/TW102 say why not to) ---------------------------------------------------
+def _legacy(dtype: Optional[DType], device: Optional[str]):
+    def build(inf, call: Call):
+        if call.kwargs.keys() - {"device"} or call.starred:
+            return None
+        real_dtype = dtype or inf.default_float
+        real_device = device or _device(inf, call)
+        if len(call.args) == 1 and literal_data(call.get(0)) is not None:
+            shape = literal_data(call.get(0))[0]
+            return make_tensor(inf, real_dtype, shape, real_device, False, "the legacy type's dtype", "copies the data")
+        shape = dims_of(call.args) if call.args else (0,)
+        if shape is None or not all(isinstance(int_of(a), int) or isinstance(int_of(a), Sym) for a in call.args):
+            return None
+        return make_tensor(inf, real_dtype, shape, real_device, False, "the legacy type's dtype",
+                           "uninitialized memory")
+    return build
+
+
+for _qualname, (_dtype_name, _device_name) in LEGACY_CONSTRUCTORS.items():
+    TORCH_FUNCTIONS[_qualname] = _legacy(dtypes.parse_torch_dtype(_dtype_name) if _dtype_name else None, _device_name)
+
+
+def describe_dim(dim) -> str:
+    return fmt_dim(dim)
+
+
+@_register(TORCH_FUNCTIONS, "torch.set_default_dtype")
+def _set_default_dtype(inf, call: Call):
+    inf.set_default_dtype(dtype_arg(call.get(0, "d")), call.node.lineno)
+    return None
+
+
+@_register(TORCH_FUNCTIONS, "torch.device")
+def _device_call(inf, call: Call):
+    from torchwise.analysis.values import DeviceValue
+
+    kind = call.get(0, "type")
+    index = call.get(1, "index")
+    if isinstance(kind, ScalarValue) and kind.kind == "str":
+        device = normalize_device(kind.value)
+        if device and index is not None:
+            position = int_of(index)
+            device = f"{device}:{position}" if isinstance(position, int) and ":" not in device else None
+        return DeviceValue(device)
+    return DeviceValue(None)
