@@ -28,8 +28,9 @@ class Analysis:
 
 
 def analyze(text: str, path: str = "<string>", config: RuleConfig = RuleConfig(),
-            rules: Sequence[Rule] = ALL_RULES) -> Analysis:
-    source = SourceFile(text, path)
+            rules: Sequence[Rule] = ALL_RULES, previous: Analysis | None = None) -> Analysis:
+    """Findings for ``text``; ``previous`` (the same document's last analysis) lets unchanged code skip parsing."""
+    source = SourceFile(text, path, previous.source if previous is not None else None)
     analysis = Analysis(source)
     tree = source.tree
     if tree is None:

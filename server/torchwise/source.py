@@ -10,6 +10,7 @@ import ast
 from dataclasses import dataclass
 from functools import cached_property
 
+from torchwise import incremental
 from torchwise.findings import Position, Span
 
 
@@ -20,9 +21,16 @@ class ParseError:
 
 
 class SourceFile:
-    def __init__(self, text: str, path: str = "<string>"):
+    def __init__(self, text: str, path: str = "<string>", previous: "SourceFile | None" = None):
         self.text = text
         self.path = path
+        # An earlier version of the same document: its unchanged statements are not parsed again.
+        self._previous = previous
+        self._used_up = False
+
+    @cached_property
+    def _raw_lines(self) -> list[str]:
+        return self.text.splitlines(keepends=True)
 
     @cached_property
     def lines(self) -> list[str]:
@@ -34,8 +42,15 @@ class SourceFile:
 
     @cached_property
     def _parsed(self) -> ast.Module | ParseError:
+        previous, self._previous = self._previous, None  # keep no chain of old versions alive
+        reuse = None
+        if previous is not None and not previous._used_up and previous.tree is not None:
+            reuse = incremental.Parsed(previous._raw_lines, previous.tree)
         try:
-            return ast.parse(self.text, filename=self.path, type_comments=False)
+            tree, moved = incremental.parse(self.text, self._raw_lines, reuse, self.path)
+            if moved:
+                previous._used_up = True  # its statements now carry this version's line numbers
+            return tree
         except SyntaxError as err:
             line = max((err.lineno or 1) - 1, 0)
             col = max((err.offset or 1) - 1, 0)

@@ -153,32 +153,30 @@ class Inference:
             elif isinstance(stmt, ast.ClassDef) and len(module_scope.bindings.get(stmt.name, ())) == 1:
                 is_module = any(module_scope.qualname(base) in ops.MODULE_BASES for base in stmt.bases)
                 self.classes[stmt.name] = ClassInfo(stmt, self.index.scope_of_node[stmt], is_module)
-        # A function used as a value (callback, decorator argument) may be called with anything.
-        for node, scope in self.index.nodes:
-            if isinstance(node, ast.Call):
-                for arg in (*node.args, *(k.value for k in node.keywords)):
-                    if isinstance(arg, ast.Name) and arg.id in self.functions:
-                        self.functions[arg.id].opaque = True
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Assign, ast.Return, ast.Lambda)):
-                value = getattr(node, "value", None) if not isinstance(node, ast.Lambda) else node.body
-                if isinstance(value, ast.Name) and value.id in self.functions:
-                    self.functions[value.id].opaque = True
+        # A function used as a value (callback, decorator argument, stored) may be called with anything.
+        for name, info in self.functions.items():
+            if self.index.name_loads.get(name):
+                info.opaque = True
+        # self.<attr> stores per method: an attribute is a fact only when __init__ sets it once.
+        self._self_stores: dict = {}  # function node -> (its scope, {attr: count})
+        for scope, base, attr in self.index.attribute_stores:
+            if base == "self":
+                counts = self._self_stores.setdefault(scope.node, (scope, {}))[1]
+                counts[attr] = counts.get(attr, 0) + 1
 
     def _analyse_class(self, info: ClassInfo, float_default) -> None:
         methods = [s for s in info.node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        assigned_elsewhere = set()
-        for method in methods:
-            if method.name != "__init__":
-                assigned_elsewhere |= _self_attributes_assigned(method)
         init = next((m for m in methods if m.name == "__init__"), None)
+        elsewhere = {attr for node, (scope, counts) in self._self_stores.items()
+                     if node is not init and _scope_within(scope, info.node) for attr in counts}
+        uses_setattr = any(_scope_within(scope, info.node) for _, scope in self.index.calls_by_name.get("setattr", ()))
         if init is not None:
             env = self._function_env(init, self.index.scope_of_node[init], info.node.name, float_default, None)
             self._exec_block(init.body, env)
-            counts = _self_attribute_counts(init)
-            if "*" not in assigned_elsewhere:
+            counts = self._self_stores.get(init, (None, {}))[1]
+            if not uses_setattr:
                 info.attrs = {name: value for name, value in env.vars.get("<self>", {}).items()
-                              if counts.get(name) == 1 and name not in assigned_elsewhere}
+                              if counts.get(name) == 1 and name not in elsewhere}
         for method in methods:
             if method is init:
                 continue
@@ -198,19 +196,27 @@ class Inference:
             info.summary = None
 
     def _has_unseen_call_sites(self, info: FunctionInfo) -> bool:
-        """Calls from functions not analysed yet would add arguments we have not seen."""
-        name = info.node.name
-        for other in self.functions.values():
-            if other is info or other.analysed:
-                continue
-            for node in ast.walk(other.node):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
-                    return True
-        for cls in self.classes.values():
-            for node in ast.walk(cls.node):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
-                    return True
+        """A call from code not analysed yet (a later function, a nested def, a lambda) would add
+        arguments we have not seen."""
+        for _, scope in self.index.calls_by_name.get(info.node.name, ()):
+            if not self._call_site_seen(scope):
+                return True
         return False
+
+    def _call_site_seen(self, scope: Scope) -> bool:
+        chain = []
+        while scope.parent is not None:
+            if not isinstance(scope.node, _COMPREHENSION_NODES):
+                chain.append(scope)
+            scope = scope.parent
+        if not chain:
+            return True  # module level: seen in the first pass
+        top = chain[-1]
+        if isinstance(top.node, ast.ClassDef):
+            # a method of a top-level class (analysed before the functions), not a nested def
+            return len(chain) == 2 and top.node.name in self.classes
+        info = self.functions.get(getattr(top.node, "name", None))
+        return len(chain) == 1 and info is not None and info.node is top.node and info.analysed
 
     def _exec_function_body(self, node, env: Env):
         saved = self._returns
@@ -678,26 +684,15 @@ def _names_assigned(body: Iterable[ast.AST]) -> set[str]:
     return names
 
 
-def _self_attribute_counts(method) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for node in ast.walk(method):
-        targets = node.targets if isinstance(node, ast.Assign) else \
-            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
-        for target in targets:
-            for sub in ast.walk(target):
-                if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self" \
-                        and isinstance(sub.ctx, ast.Store):
-                    counts[sub.attr] = counts.get(sub.attr, 0) + 1
-    return counts
+_COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
-def _self_attributes_assigned(method) -> set[str]:
-    names = set(_self_attribute_counts(method))
-    # setattr(self, ...) or self.__dict__ writes make every attribute uncertain.
-    for node in ast.walk(method):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
-            names.add("*")
-    return names
+def _scope_within(scope: Scope, node) -> bool:
+    while scope is not None:
+        if scope.node is node:
+            return True
+        scope = scope.parent
+    return False
 
 
 def _is_static(node) -> bool:

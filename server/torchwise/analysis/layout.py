@@ -9,14 +9,20 @@ do these functions). :class:`Layout` bundles shape and strides.
 Symbolic sizes. The algorithms compare sizes and strides (``size != 1``, ``numel < numel``). With
 symbols they run once per *case* - each symbol 0, 1, or at least 2 - and, inside a case, both ways
 on every comparison still open (see :func:`_outcomes`). An answer is given only when every case
-and path agrees with it; a single stride on which they disagree becomes a fresh symbol (a stride
-nobody knows), and a yes/no question (:func:`is_contiguous`, :func:`can_view`) gets None.
+and path agrees with it; a stride on which they disagree becomes a fresh symbol (a stride nobody
+knows), and a yes/no question (:func:`is_contiguous`, :func:`can_view`) gets None.
 
-One convention keeps symbolic strides useful: **unless a tensor is provably empty, its strides
-are those it has when it is not empty** (PyTorch strides an empty tensor by ``max(size, 1)``
-products, so ``(B, C)`` would otherwise be unknowable). Yes/no answers do not use it: an empty
-tensor is contiguous and views as any shape, so "no" is said only when it provably has elements.
-With all-``int`` shapes everything is exact, empty tensors included.
+Two conventions keep symbolic strides useful (with all-``int`` shapes everything is exact):
+
+1. Unless a tensor is provably empty, its strides are those it has when it is not empty.
+   (PyTorch strides an empty tensor by ``max(size, 1)`` products, so ``(B, C)`` would otherwise
+   have no known stride.)
+2. The stride of a dim whose size is 1 is not stated: the one given may differ from PyTorch's.
+   PyTorch itself ignores it - contiguity, ``computeStride`` and the dense check never read
+   it - and the one place that does (``clone`` of a non-dense tensor) gives unknown strides then.
+
+Yes/no answers use neither: an empty tensor is contiguous and views as any shape, so "no" is
+said only when the tensor provably has elements, and size-1 strides do not change the answer.
 """
 
 from __future__ import annotations
@@ -142,25 +148,33 @@ def _yes_no(runs) -> Optional[bool]:
     return answers.pop() if len(answers) == 1 else None
 
 
-def _strides(runs):
-    """The strides every non-empty case agrees on, stride by stride (disagreement: a fresh
-    symbol). None: no answer; UNDECIDED: some cases say "impossible" (None), others not."""
+def _strides(runs, out_shape: Shape):
+    """The strides every non-empty case agrees on, stride by stride; a stride on which cases
+    disagree becomes a fresh symbol, except that a case where that dim has size 1 does not count
+    (the size-1 convention). None: no answer; UNDECIDED: some cases say "impossible" (None),
+    others give strides."""
     kept = [(env, r) for env, r in (runs or ()) if r is not _EMPTY]
     if not kept:
         return None
     if any(r is None for _, r in kept):
         return None if all(r is None for _, r in kept) else UNDECIDED
-    candidate = next((r for env, r in kept if not env), kept[0][1])
+    whole = [r for env, r in kept if None not in r]
+    if not whole:
+        return tuple(Sym.fresh("stride") for _ in out_shape)
+    candidate = next((r for env, r in kept if not env and None not in r), whole[0])
     out = []
     for i, dim in enumerate(candidate):
-        agreed = all(len(r) == len(candidate) and
-                     (dim.subs(env) if isinstance(dim, Sym) else dim) == r[i] for env, r in kept)
-        out.append(dim if agreed else Sym.fresh("stride"))
+        def agrees(env, r):
+            size = out_shape[i].subs(env) if isinstance(out_shape[i], Sym) else out_shape[i]
+            if dim_eq(size, 1, at_least=2):
+                return True  # size 1 in this case: its stride is not stated (convention 2)
+            return (dim.subs(env) if isinstance(dim, Sym) else dim) == r[i]
+        out.append(dim if all(agrees(env, r) for env, r in kept) else Sym.fresh("stride"))
     return tuple(out)
 
 
-def _strides_or_none(runs) -> MaybeStrides:
-    result = _strides(runs)
+def _strides_or_none(runs, out_shape: Shape) -> MaybeStrides:
+    result = _strides(runs, out_shape)
     return None if result is UNDECIDED else result
 
 
@@ -176,9 +190,14 @@ def _row_major(q: _Case, shape: Shape) -> Strides:
 
 
 @lru_cache(maxsize=1024)
-def contiguous_strides(shape: Shape) -> Strides:
+def _contiguous_strides(shape: Shape) -> Strides:
+    found = _strides(_solve(_row_major, shape), shape)
+    return found if isinstance(found, tuple) else tuple(Sym.fresh("stride") for _ in shape)
+
+
+def contiguous_strides(shape: Sequence[Dim]) -> Strides:
     """Row-major strides as PyTorch makes them: ``(B, T, C)`` -> ``(T*C, C, 1)``."""
-    return _strides(_solve(_row_major, tuple(shape))) or tuple(Sym.fresh("stride") for _ in shape)
+    return _contiguous_strides(tuple(shape))
 
 
 def _contiguous(q: _Case, shape: Shape, strides: Strides) -> bool:
@@ -242,9 +261,9 @@ def _compute_stride(q: _Case, old: Shape, old_strides: Strides, new: Shape) -> M
 @lru_cache(maxsize=1024)
 def _view_strides(shape: Shape, strides: Strides, new_shape: Shape):
     runs = _solve(_compute_stride, shape, strides, new_shape)
-    if runs is None:
+    if not runs:
         return UNDECIDED
-    result = _strides(runs)
+    result = _strides(runs, new_shape)
     if result is None and any(r is _EMPTY for _, r in runs):
         return UNDECIDED if any(r is None for _, r in runs) else tuple(Sym.fresh("stride") for _ in new_shape)
     return result
@@ -275,7 +294,7 @@ def reshape_strides(shape: Shape, strides: MaybeStrides, new_shape: Shape) -> Ma
     """``reshape``: a view when ``computeStride`` allows, else a row-major copy."""
     if strides is None:
         return None
-    return _strides_or_none(_solve(_reshape, tuple(shape), tuple(strides), tuple(new_shape)))
+    return _strides_or_none(_solve(_reshape, tuple(shape), tuple(strides), tuple(new_shape)), new_shape)
 
 
 def flatten_strides(shape: Shape, strides: MaybeStrides, start_dim: int = 0,
@@ -297,7 +316,7 @@ def after_contiguous(shape: Shape, strides: MaybeStrides) -> MaybeStrides:
     """``.contiguous()`` returns the tensor itself when it already is (size-1 strides kept)."""
     if strides is None:
         return None
-    return _strides_or_none(_solve(_after_contiguous, tuple(shape), tuple(strides)))
+    return _strides_or_none(_solve(_after_contiguous, tuple(shape), tuple(strides)), shape)
 
 
 def _dense_nonoverlapping(q: _Case, shape: Shape, strides: Strides) -> bool:
@@ -364,8 +383,14 @@ def _dense_strides(q: _Case, shape: Shape, strides: Strides) -> Strides:
     return tuple(out)
 
 
-def _after_clone(q: _Case, shape: Shape, strides: Strides) -> Strides:
-    return tuple(strides) if _dense_nonoverlapping(q, shape, strides) else _dense_strides(q, shape, strides)
+def _after_clone(q: _Case, shape: Shape, strides: Strides, symbolic: Tuple[int]) -> tuple:
+    if _dense_nonoverlapping(q, shape, strides):
+        return tuple(strides)
+    if symbolic[0] and any(q(q.eq(size, 1)) for size in shape):
+        # The stride of a size-1 dim is not stated (convention 2), and infer_dense_strides
+        # orders the dims by every stride, those included: unknown.
+        return (None,) * len(shape)
+    return _dense_strides(q, shape, strides)
 
 
 def after_clone(shape: Shape, strides: MaybeStrides) -> MaybeStrides:
@@ -373,7 +398,8 @@ def after_clone(shape: Shape, strides: MaybeStrides) -> MaybeStrides:
     transposed clone stays transposed); otherwise dense strides in the same dim order."""
     if strides is None:
         return None
-    return _strides_or_none(_solve(_after_clone, tuple(shape), tuple(strides)))
+    symbolic = (int(any(isinstance(d, Sym) for d in tuple(shape) + tuple(strides))),)
+    return _strides_or_none(_solve(_after_clone, tuple(shape), tuple(strides), symbolic), tuple(shape))
 
 
 # -- views that only move strides ---------------------------------------------------------
@@ -439,7 +465,7 @@ def expand_strides(shape: Shape, strides: MaybeStrides, sizes: Sequence[Dim]) ->
         return None
     if not shape:
         return (0,) * len(target)
-    return _strides_or_none(_solve(_expand, tuple(shape), tuple(strides), target))
+    return _strides_or_none(_solve(_expand, tuple(shape), tuple(strides), target), target)
 
 
 def narrow_strides(shape: Shape, strides: MaybeStrides, dim: int, start: int, length: Dim) -> MaybeStrides:

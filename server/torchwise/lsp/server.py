@@ -15,6 +15,7 @@ from pygls.lsp.server import LanguageServer
 from torchwise import __version__
 from torchwise.config import ConfigError, RuleConfig, project_config
 from torchwise.engine import Analysis, analyze
+from torchwise.rules import ALL_RULES
 from torchwise.findings import Finding, Position, Span
 from torchwise.lsp.convert import from_lsp_position, to_diagnostic, to_lsp_range
 from torchwise.lsp.settings import EditorSettings, parse_settings
@@ -82,7 +83,10 @@ class TorchwiseServer(LanguageServer):
             version, text = doc.version, doc.source
             config = self.rule_config(doc.path)
             loop = asyncio.get_running_loop()
-            analysis = await loop.run_in_executor(self.analysis_pool, analyze, text, doc.path or uri, config)
+            previous = self.checked.get(uri)
+            analysis = await loop.run_in_executor(
+                self.analysis_pool, analyze, text, doc.path or uri, config, ALL_RULES,
+                previous.analysis if previous is not None else None)
         except asyncio.CancelledError:
             return
         except Exception:  # a bug in a rule must never take the server down

@@ -1,0 +1,458 @@
+"""``analysis.shapes`` checked against real PyTorch (CPU) on generated shapes and arguments.
+
+Every op runs twice: with our shape function and with torch. Whenever ours gives a shape it must
+be torch's; whenever ours raises ``ShapeError`` torch must raise; whenever torch raises ours must
+raise too (all-``int`` inputs: ours never says "unknown", except where documented).
+
+The same cases run a second time with some sizes replaced by symbols (``s3`` standing for 3,
+``t3`` for another 3): then "unknown" is allowed, but what is said must hold for the values.
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from torchwise.analysis import shapes as S  # noqa: E402
+from torchwise.analysis.dims import Sym  # noqa: E402
+
+EXAMPLES = 250  # per op and mode
+TORCH_ERRORS = (RuntimeError, IndexError, ValueError)
+
+sizes = st.integers(0, 5)
+shape_st = st.lists(sizes, min_size=0, max_size=4).map(tuple)
+nonempty_rank = st.lists(sizes, min_size=1, max_size=4).map(tuple)
+
+
+def tensor(shape):
+    return torch.zeros(shape)
+
+
+# -- symbolic mode --------------------------------------------------------------------------
+class Symbolizer:
+    """Replaces sizes by symbols that stand for them (``s3``/``t3`` = 3): identity in int mode."""
+
+    def __init__(self, seed: int | None):
+        self.rng = random.Random(seed) if seed is not None else None
+        self.env: dict[str, int] = {}
+
+    def __call__(self, dims):
+        if self.rng is None or dims is None:
+            return dims
+        return tuple(self.dim(d) for d in dims)
+
+    def dim(self, d):
+        if type(d) is not int or d < 0 or self.rng.random() < 0.4:
+            return d
+        name = f"{self.rng.choice('st')}{d}"
+        self.env[name] = d
+        if d and d % 2 == 0 and self.rng.random() < 0.2:  # an expression: 2*s2 for 4
+            self.env[f"s{d // 2}"] = d // 2
+            return 2 * Sym.var(f"s{d // 2}")
+        return Sym.var(name)
+
+
+def concrete(shape, env):
+    """Our shape with the symbols' values; fresh symbols (unknown sizes) stay as wildcards."""
+    return tuple(d.subs(env) if isinstance(d, Sym) else d for d in shape)
+
+
+def matches(ours, real, env) -> bool:
+    ours = concrete(ours, env)
+    return len(ours) == len(real) and all(
+        (isinstance(o, Sym) and all("#" in n for n in o.symbols)) or o == r for o, r in zip(ours, real))
+
+
+def no_symbols(result) -> bool:
+    shapes = result if isinstance(result, list) else [result]
+    return all(not isinstance(d, Sym) or d.is_fresh for s in shapes for d in s)
+
+
+STATS = {"int": [0, 0, 0], "sym": [0, 0, 0]}  # shapes, errors, unknowns
+
+
+def check(ours, theirs, sym: Symbolizer, unknown_ok: bool = False, wildcard_ok: bool = False):
+    """``ours(sym)`` against ``theirs()``; each returns a shape or a list of shapes."""
+    try:
+        mine, my_error = ours(sym), None
+    except S.ShapeError as err:
+        mine, my_error = None, err
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            real, real_error = theirs(), None
+        except TORCH_ERRORS as err:
+            real, real_error = None, err
+    mode = "int" if sym.rng is None else "sym"
+    if my_error is not None:
+        STATS[mode][1] += 1
+        assert real_error is not None, f"we raised {my_error.message!r} but torch gives {real}"
+        return
+    if mine is None:
+        STATS[mode][2] += 1
+        assert mode == "sym" or unknown_ok, f"unknown with int inputs; torch: {real or real_error}"
+        return
+    STATS[mode][0] += 1
+    if mode == "sym" and real_error is not None:
+        return  # with symbols a shape means "this, when PyTorch does not raise"
+    assert real_error is None, f"we say {mine} but torch raises {real_error}"
+    if isinstance(real, (list, tuple)) and real and isinstance(real[0], torch.Tensor):
+        real = [tuple(t.shape) for t in real]
+        assert isinstance(mine, list) and len(mine) == len(real), (mine, real)
+        pairs = list(zip(mine, real))
+    else:
+        pairs = [(mine, tuple(real))]
+    for m, r in pairs:
+        assert matches(m, r, sym.env), f"we say {m} (= {concrete(m, sym.env)}), torch says {r}"
+    if mode == "int" and not wildcard_ok:
+        assert no_symbols(mine), mine
+
+
+# -- generators -----------------------------------------------------------------------------
+def related(draw, shape):
+    """A shape like ``shape``: dims kept, set to 1 or redrawn; leading dims dropped or added."""
+    out = [draw(st.sampled_from([d, d, 1, draw(sizes)])) for d in shape]
+    cut = draw(st.integers(0, len(out)))
+    out = out[cut:] if draw(st.booleans()) else out
+    extra = draw(st.lists(sizes, max_size=4 - len(out) if len(out) < 4 else 0))
+    return tuple(extra + out)
+
+
+def dim_arg(draw, rank, extra=1):
+    bound = max(rank, 1) + extra
+    return draw(st.integers(-bound, bound - 1 + (extra > 0)))
+
+
+OPS = {}
+
+
+def op(fn):
+    OPS[fn.__name__] = fn
+    return fn
+
+
+@op
+def broadcast(draw):
+    base = draw(shape_st)
+    shapes = [base] + [related(draw, base) for _ in range(draw(st.integers(1, 2)))]
+    return (lambda s: S.broadcast(*map(s, shapes))), (lambda: torch.broadcast_shapes(*shapes))
+
+
+def product_shapes(draw, ranks_a, ranks_b):
+    a = list(draw(st.lists(sizes, min_size=min(ranks_a), max_size=max(ranks_a))))
+    b = list(draw(st.lists(sizes, min_size=min(ranks_b), max_size=max(ranks_b))))
+    if a and b and draw(st.integers(0, 3)):  # mostly matching inner sizes
+        b[-2 if len(b) > 1 else -1] = a[-1]
+    if len(a) > 2 and len(b) > 2 and draw(st.booleans()):
+        b[:-2] = related(draw, tuple(a[:-2]))
+    return tuple(a), tuple(b)
+
+
+@op
+def matmul(draw):
+    a, b = product_shapes(draw, (0, 4), (0, 4))
+    return (lambda s: S.matmul(s(a), s(b))), (lambda: torch.matmul(tensor(a), tensor(b)).shape)
+
+
+@op
+def mm_bmm_dot_mv(draw):
+    kind = draw(st.sampled_from(["mm", "bmm", "dot", "mv"]))
+    ranks = {"mm": ((1, 3), (1, 3)), "bmm": ((2, 4), (2, 4)), "dot": ((0, 2), (0, 2)), "mv": ((1, 3), (0, 2))}
+    a, b = product_shapes(draw, *ranks[kind])
+    if kind == "bmm" and len(a) == 3 and len(b) == 3 and draw(st.booleans()):
+        b = (a[0],) + b[1:]
+    fn = getattr(torch, kind)
+    return (lambda s: getattr(S, kind)(s(a), s(b))), (lambda: fn(tensor(a), tensor(b)).shape)
+
+
+@op
+def linear(draw):
+    x = draw(st.lists(sizes, min_size=0, max_size=3).map(tuple))
+    w = tuple(draw(st.lists(sizes, min_size=0, max_size=3)))
+    if x and w and draw(st.integers(0, 3)):
+        w = w[:-1] + (x[-1],)
+    out = w[0] if len(w) == 2 else 1
+    bias = draw(st.sampled_from([None, (), (out,), (1,), (draw(sizes),), (draw(sizes), out)]))
+    has_bias = bias is not None
+    unknown = has_bias and (len(w) == 1 and len(x) != 2 or len(bias) > 1 and len(x) != 2)
+
+    def theirs():
+        return torch.nn.functional.linear(tensor(x), tensor(w), tensor(bias) if has_bias else None).shape
+    return (lambda s: S.linear(s(x), s(w), s(bias))), theirs, unknown
+
+
+def factorization(draw, n, rank):
+    """``rank`` sizes whose product is ``n``."""
+    if n == 0:
+        dims = [draw(sizes) for _ in range(rank)]
+        if rank:
+            dims[draw(st.integers(0, rank - 1))] = 0
+        return dims
+    dims = []
+    for _ in range(rank - 1):
+        divisors = [d for d in range(1, n + 1) if n % d == 0]
+        d = draw(st.sampled_from(divisors))
+        dims.append(d)
+        n //= d
+    return dims + [n] if rank else ([] if n == 1 else [n])
+
+
+@op
+def reshape(draw):
+    shape = draw(shape_st)
+    numel = 1
+    for d in shape:
+        numel *= d
+    if draw(st.integers(0, 3)):
+        want = factorization(draw, numel, draw(st.integers(0, 4)))
+        if want and draw(st.booleans()):
+            want[draw(st.integers(0, len(want) - 1))] = -1
+    else:
+        want = draw(st.lists(st.integers(-2, 6), max_size=4))
+    return (lambda s: S.reshape(s(shape), s(want))), (lambda: tensor(shape).reshape(want).shape)
+
+
+@op
+def permute(draw):
+    shape = draw(shape_st)
+    rank = len(shape)
+    if draw(st.integers(0, 3)):
+        dims = [d - rank * draw(st.booleans()) for d in draw(st.permutations(range(rank)))]
+    else:
+        dims = draw(st.lists(st.integers(-rank - 1, rank), max_size=5))
+    return (lambda s: S.permute(s(shape), dims)), (lambda: tensor(shape).permute(dims).shape)
+
+
+@op
+def transpose_t_mT(draw):
+    shape = draw(shape_st)
+    kind = draw(st.sampled_from(["transpose", "t", "mT"]))
+    if kind == "transpose":
+        d0, d1 = dim_arg(draw, len(shape)), dim_arg(draw, len(shape))
+        return (lambda s: S.transpose(s(shape), d0, d1)), (lambda: tensor(shape).transpose(d0, d1).shape)
+    if kind == "t":
+        return (lambda s: S.t(s(shape))), (lambda: tensor(shape).t().shape)
+    return (lambda s: S.mT(s(shape))), (lambda: tensor(shape).mT.shape)
+
+
+@op
+def unsqueeze_squeeze(draw):
+    shape = draw(shape_st)
+    if draw(st.booleans()):
+        d = dim_arg(draw, len(shape) + 1)
+        return (lambda s: S.unsqueeze(s(shape), d)), (lambda: tensor(shape).unsqueeze(d).shape)
+    dim = draw(st.one_of(st.none(), st.integers(-5, 4),
+                         st.lists(st.integers(-5, 4), max_size=3).map(tuple)))
+
+    def theirs():
+        t = tensor(shape)
+        return (t.squeeze() if dim is None else t.squeeze(dim)).shape
+    return (lambda s: S.squeeze(s(shape), dim)), theirs
+
+
+@op
+def flatten(draw):
+    shape = draw(shape_st)
+    a, b = dim_arg(draw, len(shape)), dim_arg(draw, len(shape))
+    return (lambda s: S.flatten(s(shape), a, b)), (lambda: tensor(shape).flatten(a, b).shape)
+
+
+@op
+def expand_repeat(draw):
+    shape = draw(shape_st)
+    lead = draw(st.lists(st.integers(-1, 4), max_size=2))
+    if draw(st.booleans()):
+        want = lead + [draw(st.sampled_from([-1, d, draw(sizes)] if d != 1 else [-1, 1, draw(sizes)]))
+                       for d in shape]
+        if draw(st.integers(0, 5)) == 0:
+            want = want[1:]
+        return (lambda s: S.expand(s(shape), s(want))), (lambda: tensor(shape).expand(want).shape)
+    reps = draw(st.lists(st.integers(-1, 3), min_size=max(len(shape) - 1, 0), max_size=len(shape) + 2))
+    return (lambda s: S.repeat(s(shape), s(reps))), (lambda: tensor(shape).repeat(reps).shape)
+
+
+@op
+def cat_stack(draw):
+    base = draw(shape_st)
+    d = dim_arg(draw, len(base) + 1)
+    shapes = []
+    for _ in range(draw(st.integers(0, 3))):
+        roll = draw(st.integers(0, 5))
+        if roll == 0:
+            shapes.append((0,))  # the legacy empty tensor cat skips
+        elif roll == 1:
+            shapes.append(related(draw, base))
+        else:
+            s2 = list(base)
+            if base and -len(base) <= d < len(base):
+                s2[d] = draw(sizes)
+            shapes.append(tuple(s2))
+    if draw(st.booleans()):
+        return (lambda s: S.cat([s(x) for x in shapes], d)), \
+            (lambda: torch.cat([tensor(x) for x in shapes], d).shape)
+    shapes = [base if draw(st.integers(0, 3)) else x for x in shapes]
+    return (lambda s: S.stack([s(x) for x in shapes], d)), \
+        (lambda: torch.stack([tensor(x) for x in shapes], d).shape)
+
+
+@op
+def split_chunk_unbind(draw):
+    shape = draw(shape_st)
+    d = dim_arg(draw, len(shape))
+    kind = draw(st.sampled_from(["split", "sections", "chunk", "unbind"]))
+    if kind == "split":
+        n = draw(st.integers(-1, 4))
+        return (lambda s: S.split(s(shape), n, d)), (lambda: list(torch.split(tensor(shape), n, d)))
+    if kind == "sections":
+        size = shape[d] if shape and -len(shape) <= d < len(shape) else 3
+        parts = []
+        left = size
+        while left > 0 and len(parts) < 4:
+            p = draw(st.integers(0, left))
+            parts.append(p)
+            left -= p
+        if draw(st.integers(0, 3)) == 0:
+            parts.append(draw(st.integers(0, 2)))
+        elif left:
+            parts.append(left)
+        return (lambda s: S.split(s(shape), list(s(tuple(parts))), d)), \
+            (lambda: list(torch.split(tensor(shape), parts, d)))
+    if kind == "chunk":
+        n = draw(st.integers(0, 4))
+        return (lambda s: S.chunk(s(shape), n, d)), (lambda: list(torch.chunk(tensor(shape), n, d)))
+    return (lambda s: S.unbind(s(shape), d)), (lambda: list(torch.unbind(tensor(shape), d)))
+
+
+@op
+def reduce(draw):
+    shape = draw(shape_st)
+    dim = draw(st.one_of(st.none(), st.integers(-5, 4), st.lists(st.integers(-5, 4), max_size=3).map(tuple)))
+    keepdim = draw(st.booleans())
+    return (lambda s: S.reduce(s(shape), dim, keepdim)), \
+        (lambda: torch.sum(tensor(shape), dim=dim, keepdim=keepdim).shape)
+
+
+@op
+def narrow_diagonal(draw):
+    shape = draw(shape_st)
+    if draw(st.booleans()):
+        d = dim_arg(draw, len(shape))
+        start, length = draw(st.integers(-6, 6)), draw(st.integers(-1, 6))
+        return (lambda s: S.narrow(s(shape), d, start, s((length,))[0])), \
+            (lambda: tensor(shape).narrow(d, start, length).shape)
+    off, d1, d2 = draw(st.integers(-5, 5)), dim_arg(draw, len(shape)), dim_arg(draw, len(shape))
+    return (lambda s: S.diagonal(s(shape), off, d1, d2)), \
+        (lambda: tensor(shape).diagonal(off, d1, d2).shape)
+
+
+@op
+def index(draw):
+    shape = draw(shape_st)
+    items, real_items, pos = [], [], 0
+    for _ in range(draw(st.integers(0, 5))):
+        kind = draw(st.sampled_from(["int", "int", "slice", "slice", "none", "ellipsis", "mask"]))
+        if kind == "int":
+            i = draw(st.integers(-6, 5))
+            items.append(i)
+            real_items.append(i)
+            pos += 1
+        elif kind == "slice":
+            bound = st.one_of(st.none(), st.integers(-7, 7))
+            sl = slice(draw(bound), draw(bound), draw(st.one_of(st.none(), st.integers(-1, 3))))
+            items.append(sl)
+            real_items.append(sl)
+            pos += 1
+        elif kind == "none":
+            items.append(None)
+            real_items.append(None)
+        elif kind == "ellipsis":
+            items.append(Ellipsis)
+            real_items.append(Ellipsis)
+        else:
+            rank = draw(st.integers(1, 2))
+            mshape = list(shape[pos:pos + rank]) + [draw(sizes)] * max(0, rank - len(shape[pos:]))
+            if draw(st.integers(0, 5)) == 0:
+                mshape[0] = draw(sizes)
+            items.append(S.Mask(tuple(mshape)))
+            real_items.append(torch.rand(mshape) > 0.5)
+            pos += rank
+
+    def ours(s):
+        return S.index(s(shape), [S.Mask(s(it.shape)) if isinstance(it, S.Mask) else it for it in items])
+    return ours, (lambda: tensor(shape)[tuple(real_items)].shape), False, True
+
+
+@op
+def einsum(draw):
+    letters = "abcdAB"
+    sizes_of = {c: draw(sizes) for c in letters}
+    terms, shapes = [], []
+    for _ in range(draw(st.integers(1, 3))):
+        labels = draw(st.lists(st.sampled_from(letters), max_size=3))
+        shape = [sizes_of[c] if draw(st.integers(0, 4)) else draw(st.sampled_from([1, draw(sizes)]))
+                 for c in labels]
+        term = "".join(labels)
+        if draw(st.integers(0, 3)) == 0:
+            at = draw(st.integers(0, len(labels)))
+            ell = list(draw(st.lists(st.sampled_from([1, 2, 3]), max_size=2)))
+            term = "".join(labels[:at]) + "..." + "".join(labels[at:])
+            shape = shape[:at] + ell + shape[at:]
+        if draw(st.integers(0, 9)) == 0:
+            shape = shape + [2]  # a rank mismatch
+        terms.append(term)
+        shapes.append(tuple(shape))
+    eq = ",".join(terms)
+    if draw(st.booleans()):
+        used = sorted(set("".join(terms).replace(".", "")))
+        out = draw(st.lists(st.sampled_from(used + ["z"] if used else ["z"]), max_size=3)) \
+            if draw(st.integers(0, 3)) else []
+        out = "".join(dict.fromkeys(out)) if draw(st.integers(0, 5)) else "".join(out)
+        if "..." in eq and draw(st.booleans()):
+            out = "..." + out
+        eq += "->" + out
+    return (lambda s: S.einsum(eq, [s(x) for x in shapes])), \
+        (lambda: torch.einsum(eq, *[tensor(x) for x in shapes]).shape)
+
+
+# -- the tests ------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["int", "sym"])
+@pytest.mark.parametrize("name", sorted(OPS))
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_op_agrees_with_torch(name, mode, data):
+    case = OPS[name](data.draw)
+    ours, theirs = case[0], case[1]
+    unknown_ok = len(case) > 2 and case[2]
+    wildcard_ok = len(case) > 3 and case[3]
+    seed = data.draw(st.integers(0, 2**32)) if mode == "sym" else None
+    check(ours, theirs, Symbolizer(seed), unknown_ok, wildcard_ok)
+
+
+def test_spec_messages():
+    with pytest.raises(S.ShapeError) as err:
+        S.broadcast((3, 4), (3,))
+    assert err.value.message == "cannot broadcast (3, 4) with (3,): dim -1 is 4 vs 3"
+    assert err.value.data["dim"] == -1 and err.value.data["sizes"] == (4, 3)
+    assert err.value.data["rows"] == [(3, 4), (None, 3)]
+    with pytest.raises(S.ShapeError, match=r"shape '\[5, 5\]' is invalid for input of size 12"):
+        S.reshape((3, 4), (5, 5))
+    with pytest.raises(S.ShapeError, match="index 5 is out of bounds for dimension 0 with size 5"):
+        S.index((5,), [5])
+    with pytest.raises(S.ShapeError, match=r"expected to be in range of \[-2, 1\], but got 2"):
+        S.transpose((3, 4), 0, 2)
+    assert S.index((5,), [slice(3, 100)]) == (2,)  # slices clamp, never raise
+
+
+def test_generated_case_count():
+    """Run last in this module: the generated cases really ran, in both modes."""
+    ran = {mode: sum(counts) for mode, counts in STATS.items()}
+    if ran["int"] == 0:
+        pytest.skip("run with the whole module")
+    print(f"\nshapes truth: {STATS}")
+    assert ran["int"] >= len(OPS) * EXAMPLES // 2 and STATS["int"][2] < ran["int"] // 20
