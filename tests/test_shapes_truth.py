@@ -77,8 +77,21 @@ def no_symbols(result) -> bool:
 STATS = {"int": [0, 0, 0], "sym": [0, 0, 0]}  # shapes, errors, unknowns
 
 
+def describe(fn) -> str:
+    """The values a generated case's lambda closes over (for failure messages)."""
+    return repr({name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ())
+                 if not callable(cell.cell_contents)})
+
+
 def check(ours, theirs, sym: Symbolizer, unknown_ok: bool = False, wildcard_ok: bool = False):
     """``ours(sym)`` against ``theirs()``; each returns a shape or a list of shapes."""
+    try:
+        _check(ours, theirs, sym, unknown_ok, wildcard_ok)
+    except AssertionError as err:
+        raise AssertionError(f"{err}\ncase: {describe(theirs)} symbols: {sym.env}") from None
+
+
+def _check(ours, theirs, sym, unknown_ok, wildcard_ok):
     try:
         mine, my_error = ours(sym), None
     except S.ShapeError as err:
@@ -385,7 +398,8 @@ def index(draw):
 
     def ours(s):
         return S.index(s(shape), [S.Mask(s(it.shape)) if isinstance(it, S.Mask) else it for it in items])
-    return ours, (lambda: tensor(shape)[tuple(real_items)].shape), False, True
+    unknown = sum(it is Ellipsis for it in items) > 1 or sum(isinstance(it, S.Mask) for it in items) > 1
+    return ours, (lambda: tensor(shape)[tuple(real_items)].shape), unknown, True
 
 
 @op

@@ -617,7 +617,10 @@ class Inference:
             cls = self.classes.get(name)
             if cls is not None:
                 return InstanceValue(name) if cls.is_module else None
-        return ops.call_value(self, self._lookup(name, env), call)
+        callee = self._lookup(name, env)
+        if callee is not None:
+            self.values[call.node.func] = callee
+        return ops.call_value(self, callee, call)
 
     def _forget_shapes(self, env: Env, name: str, result) -> None:
         """An in-place shape change (``x.unsqueeze_(0)``) reaches every alias of ``x``: forget all shapes."""

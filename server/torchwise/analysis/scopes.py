@@ -142,6 +142,7 @@ class ModuleIndex:
         self.name_loads: dict[str, int] = {}  # loads of a name anywhere, other than as a call's callee
         self.calls_by_name: dict[str, list] = {}  # `f(...)` calls by callee name, with their scope
         self.attribute_stores: list[tuple[Scope, str, str]] = []  # `base.attr = ...`: (scope, base, attr)
+        self.method_called_on: dict[ast.Call, str] = {}  # `f(x).float()`: the inner call -> "float"
         self._visit_body(tree.body, self.module_scope)
 
     # -- bindings -----------------------------------------------------------------
@@ -226,6 +227,8 @@ class ModuleIndex:
         if func.__class__ is ast.Name:
             self.calls_by_name.setdefault(func.id, []).append((node, scope))
         else:
+            if func.__class__ is ast.Attribute and func.value.__class__ is ast.Call:
+                self.method_called_on[func.value] = func.attr
             self._visit(func, scope)
         for arg in node.args:
             self._visit(arg, scope)

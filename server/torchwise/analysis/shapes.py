@@ -160,7 +160,8 @@ def matmul(a: MaybeShape, b: MaybeShape) -> MaybeShape:
         batch = broadcast(a2[:-2], b2[:-2])
     except ShapeError as err:
         raise ShapeError(f"matmul: batch dims of {fmt_shape(a)} and {fmt_shape(b)} do not "
-                         f"broadcast: {err.message}", shapes=(a, b), **err.data) from None
+                         f"broadcast: {err.message}",
+                         **{**err.data, "shapes": (a, b), "batch_shapes": err.data["shapes"]}) from None
     return batch + (a2[-2:-1] if len(a) > 1 else ()) + (b2[-1:] if len(b) > 1 else ())
 
 
@@ -230,8 +231,8 @@ def linear(input: MaybeShape, weight: MaybeShape, bias: MaybeShape = None, *,
         return None  # addmm (error) or matmul (fine): depends on the input's layout
     if bias is None:
         return out
-    if len(bias) <= 1:  # a bias of 0 or 1 dims: the same rule on both paths
-        if bias and broadcast_dims(bias[0], weight[0]) is _CLASH:
+    if len(bias) <= 1:  # a bias of 0 or 1 dims: the same rule on both paths (it expands to out)
+        if bias and dim_eq(bias[0], weight[0]) is False and _is_one(bias[0]) is False:
             raise ShapeError(f"linear: bias {fmt_shape(bias)} does not match the {weight[0]} "
                              f"output features", shapes=(bias, weight), sizes=(bias[0], weight[0]))
         return out
@@ -322,12 +323,13 @@ def t(shape: MaybeShape) -> MaybeShape:
 
 
 def mT(shape: MaybeShape) -> MaybeShape:
+    """``.mT``: the last two dims swapped. PyTorch rejects 1-D tensors but lets 0-D through."""
     if shape is None:
         return None
-    if len(shape) < 2:
-        raise ShapeError(f"tensor.mT is only supported on matrices or batches of matrices. "
-                         f"Got {len(shape)}-D tensor.", shape=shape)
-    return shape[:-2] + (shape[-1], shape[-2])
+    if len(shape) == 1:
+        raise ShapeError("tensor.mT is only supported on matrices or batches of matrices. "
+                         "Got 1-D tensor.", shape=shape)
+    return shape[:-2] + (shape[-1], shape[-2]) if shape else ()
 
 
 def unsqueeze(shape: MaybeShape, dim: int) -> MaybeShape:
@@ -413,15 +415,26 @@ def expand(shape: MaybeShape, sizes: Sequence[Dim]) -> MaybeShape:
 
 
 def repeat(shape: MaybeShape, repeats: Sequence[Dim]) -> MaybeShape:
+    """``repeat``: sizes multiply (the shape padded with leading 1s). Only a negative *product*
+    is an error: a size-0 dim repeated ``-1`` times is fine."""
     repeats = tuple(repeats)
     if shape is None:
         return None
     if len(repeats) < len(shape):
         raise ShapeError("Number of dimensions of repeat dims can not be smaller than number of "
                          "dimensions of tensor", shape=shape, repeats=repeats)
-    _check_sizes("repeat", repeats, allow_minus_one=False)
     padded = (1,) * (len(repeats) - len(shape)) + shape
-    return tuple(s * r for s, r in zip(padded, repeats))
+    out: List[Dim] = []
+    for size, times in zip(padded, repeats):
+        if type(times) is int and times < 0:
+            if dim_eq(size, 0) is False:
+                raise ShapeError(f"Trying to create tensor with negative dimension {size * times}: "
+                                 f"{fmt_list([p * r for p, r in zip(padded, repeats)])}",
+                                 shape=shape, repeats=repeats)
+            out.append(0)  # PyTorch goes on only when the size is 0
+        else:
+            out.append(size * times)
+    return tuple(out)
 
 
 def narrow(shape: MaybeShape, dim: int, start: int, length: Dim) -> MaybeShape:
@@ -478,6 +491,8 @@ def cat(shapes: Sequence[MaybeShape], dim: int = 0) -> MaybeShape:
     if None in skipped:
         if any(len(s) != 1 for s in shapes):
             return None  # whether a maybe-empty 1-D tensor is skipped changes the rules
+        if False not in skipped and not -1 <= dim <= 0:
+            return None  # all may be skipped, and then PyTorch never checks `dim`
         skipped = [False] * len(shapes)  # all 1-D: skipping or not, the sizes add up the same
     kept = [(i, s) for i, s in enumerate(shapes) if not skipped[i]]
     if not kept:
@@ -615,17 +630,17 @@ def _slice_length(size: Dim, item: slice) -> Dim:
 
 def index(shape: MaybeShape, items: Sequence[object]) -> MaybeShape:
     """Basic indexing ``x[items]``: ints (or a Sym for an int of unknown value), slices, ``None``,
-    ``...`` and boolean masks (:class:`Mask`, whose result length is a fresh symbol).
+    ``...`` and one boolean mask (:class:`Mask`: its dims become one dim of fresh length, in place).
 
-    PyTorch applies ints (``select``), slices and ``None`` first, then the masks: adjacent masks
-    keep their place, masks separated by other items move to the front.
+    Unknown (None): two or more masks (their counts must broadcast: data), two or more ``...``
+    (PyTorch then skips dims once per ellipsis, past the end).
     """
     if shape is None:
         return None
     items = tuple(items)
-    if sum(1 for it in items if it is Ellipsis) > 1:
-        raise ShapeError("an index can only have a single ellipsis ('...')")
-    if any(isinstance(it, Mask) and (it.shape is None or not it.shape) for it in items):
+    masks = [it for it in items if isinstance(it, Mask)]
+    if sum(1 for it in items if it is Ellipsis) > 1 or len(masks) > 1 or \
+            any(it.shape is None or not it.shape for it in masks):
         return None
     consumed = sum(len(it.shape) if isinstance(it, Mask) else
                    0 if it is None or it is Ellipsis else 1 for it in items)
@@ -633,7 +648,6 @@ def index(shape: MaybeShape, items: Sequence[object]) -> MaybeShape:
         raise ShapeError(f"too many indices for tensor of dimension {len(shape)}",
                          rank=len(shape), indices=consumed)
     out: List[Dim] = []
-    masks: List[int] = []  # where in `out` each mask's result dim goes
     pos = 0  # the next dim of `shape`
     for it in items:
         if it is Ellipsis:
@@ -648,7 +662,7 @@ def index(shape: MaybeShape, items: Sequence[object]) -> MaybeShape:
                     raise ShapeError(f"The shape of the mask {fmt_list(it.shape)} at index {k} does "
                                      f"not match the shape of the indexed tensor "
                                      f"{fmt_list(shape[pos:])} at index {k}", dim=pos + k)
-            masks.append(len(out))
+            out.append(Sym.fresh("nnz"))  # ints and slices apply first; the mask stays in place
             pos += len(it.shape)
         elif isinstance(it, slice):
             out.append(_slice_length(shape[pos], it))
@@ -663,11 +677,7 @@ def index(shape: MaybeShape, items: Sequence[object]) -> MaybeShape:
             pos += 1
         else:
             return None
-    out.extend(shape[pos:])
-    if masks:
-        at = masks[0] if len(set(masks)) == 1 else 0
-        out.insert(at, Sym.fresh("nnz"))
-    return tuple(out)
+    return tuple(out) + tuple(shape[pos:])
 
 
 # -- einsum -------------------------------------------------------------------------------

@@ -56,6 +56,7 @@ class Rule:
     why: ClassVar[str]  # why it matters
     fix_summary: ClassVar[str] = ""  # what the quick fix does ("" when there is none)
     node_types: ClassVar[tuple[type[ast.AST], ...]] = (ast.Call,)
+    runtime_error: ClassVar[bool] = False  # PyTorch raises on the invalid examples (checked with real torch)
     valid: ClassVar[Sequence[Valid]] = ()
     invalid: ClassVar[Sequence[Invalid]] = ()
 

@@ -277,4 +277,105 @@ def _shape_text(shape) -> str:
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
-RULES = (LegacyConstructorWithSize, LegacyConstructorWithData, GlobalDefaultDtype, TensorOfTensors)
+
+class TensorOfTensor(Rule):
+    code = "TW103"
+    name = "tensor-copy-construct"
+    severity = Severity.WARNING
+    summary = "Flags `torch.tensor(t)` where `t` is already a tensor."
+    why = ("`torch.tensor` always copies its data and returns a new leaf, so the result is cut from `t`'s "
+           "autograd graph; PyTorch itself warns `To copy construct from a tensor, it is recommended to use "
+           "sourceTensor.clone().detach()`. Say what you mean: a detached copy, or no copy at all.")
+    fix_summary = "`t.clone().detach()` (a copy); second action: `torch.as_tensor(t)` (no copy)."
+    valid = (
+        Valid("import torch\nx = torch.tensor([1.0, 2.0])\n"),
+        Valid("import torch\nt = torch.randn(3)\nx = t.clone().detach()\n"),
+        Valid("import torch\nimport numpy as np\nx = torch.tensor(np.zeros(3), dtype=torch.float32)\n"),
+        Valid("import torch\ndef f(t):\n    return torch.tensor(t)\n"),
+        Valid("import torch\nt = torch.randn(3)\nx = torch.Tensor(t)\n"),
+    )
+    invalid = (
+        Invalid("import torch\nt = torch.randn(3)\nx = torch.tensor(t)\n",
+                "import torch\nt = torch.randn(3)\nx = t.clone().detach()\n"),
+        Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.tensor(w * 2)\n",
+                "import torch\nw = torch.randn(3, requires_grad=True)\nx = (w * 2).clone().detach()\n"),
+        Invalid("import torch\nt = torch.randn(3)\nx = torch.tensor(t, dtype=torch.float64)\n"),
+    )
+
+    def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        if scope.qualname(node.func) != "torch.tensor" or len(node.args) != 1:
+            return
+        if not isinstance(ctx.value(node.args[0]), TensorValue):
+            return
+        data = node.args[0]
+        fixes = []
+        if not node.keywords:
+            fixes.append(Fix("Copy with `t.clone().detach()`",
+                             lambda: [edits.replace_node(ctx.source, node, edits.postfix(ctx.source, data,
+                                                                                         ".clone().detach()"))],
+                             preferred=True))
+            if edits.module_name(scope, ctx.tree, "torch"):
+                def no_copy():
+                    torch, extra = edits.module_name(scope, ctx.tree, "torch")
+                    return [edits.rewrite_call(ctx.source, node, f"{torch}.as_tensor"), *extra]
+                fixes.append(Fix("Use `torch.as_tensor(t)` (no copy)", no_copy))
+        yield self.finding(ctx, node, "`torch.tensor(t)` of a tensor copies it and cuts it from autograd; use "
+                                      "`t.clone().detach()` (or `torch.as_tensor(t)` to avoid the copy)", fixes)
+
+
+_NUMPY_CONVERSIONS = ("torch.tensor", "torch.from_numpy", "torch.as_tensor")
+_CASTS = frozenset({"float", "half", "bfloat16", "to", "type", "type_as", "long", "int", "double"})
+
+
+class Float64FromNumpy(Rule):
+    code = "TW104"
+    name = "float64-from-numpy"
+    severity = Severity.INFO
+    summary = "Flags tensors made from a float64 ndarray with no dtype given (`torch.from_numpy(np.random.rand(3))`)."
+    why = ("numpy's default float is float64 and PyTorch keeps an ndarray's dtype, so the tensor is float64 "
+           "while models and most layers are float32: the next `model(x)` raises a dtype mismatch, or everything "
+           "silently runs at double precision (2x memory, much slower on GPUs).")
+    fix_summary = ("Add `dtype=torch.float32` (`torch.tensor`/`torch.as_tensor`) or append `.float()` "
+                   "(`torch.from_numpy`).")
+    valid = (
+        Valid("import numpy as np\nimport torch\na = np.random.rand(3).astype(np.float32)\nt = torch.from_numpy(a)\n"),
+        Valid("import numpy as np\nimport torch\nt = torch.tensor(np.zeros(3), dtype=torch.float32)\n"),
+        Valid("import numpy as np\nimport torch\nt = torch.from_numpy(np.arange(3))\n"),
+        Valid("import numpy as np\nimport torch\ndef f(a):\n    return torch.from_numpy(a)\n"),
+    )
+    invalid = (
+        Invalid("import numpy as np\nimport torch\nfeatures = np.random.rand(100, 8)\nx = torch.from_numpy(features)\n",
+                "import numpy as np\nimport torch\nfeatures = np.random.rand(100, 8)\n"
+                "x = torch.from_numpy(features).float()\n"),
+        Invalid("import numpy as np\nimport torch\ny = torch.tensor(np.zeros((2, 2)))\n",
+                "import numpy as np\nimport torch\ny = torch.tensor(np.zeros((2, 2)), dtype=torch.float32)\n"),
+        Invalid("import numpy as np\nimport torch as T\nw = T.as_tensor(np.array([0.5, 1.5]))\n",
+                "import numpy as np\nimport torch as T\nw = T.as_tensor(np.array([0.5, 1.5]), dtype=T.float32)\n"),
+    )
+
+    def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        qualname = scope.qualname(node.func)
+        if qualname not in _NUMPY_CONVERSIONS or not node.args or any(k.arg == "dtype" for k in node.keywords):
+            return
+        array = ctx.value(node.args[0])
+        if not isinstance(array, NdarrayValue) or array.dtype is None or array.dtype.short != "float64":
+            return
+        if ctx.index.method_called_on.get(node) in _CASTS:
+            return  # converted right away: `torch.from_numpy(a).float()`
+        function = qualname.split(".")[1]
+        if function == "from_numpy":
+            fix = Fix("Append `.float()`", lambda: [edits.replace_node(
+                ctx.source, node, ctx.source.text_of(ctx.source.span(node)) + ".float()")], preferred=True)
+        else:
+            def build():
+                torch, extra = edits.module_name(scope, ctx.tree, "torch")
+                return [edits.rewrite_call(ctx.source, node, None, [edits.keyword("dtype", f"{torch}.float32")]),
+                        *extra]
+            fix = Fix("Add `dtype=torch.float32`" + (" (then it copies)" if function == "as_tensor" else ""), build,
+                      preferred=True)
+        yield self.finding(ctx, node, f"`torch.{function}` of a float64 ndarray makes a float64 tensor; models are "
+                                      "float32", [fix] if edits.module_name(scope, ctx.tree, "torch") else [])
+
+
+RULES = (LegacyConstructorWithSize, LegacyConstructorWithData, TensorOfTensor, Float64FromNumpy, GlobalDefaultDtype,
+         TensorOfTensors)

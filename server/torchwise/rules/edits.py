@@ -105,3 +105,11 @@ def import_edit(tree: ast.Module, module: str) -> Edit:
             break
         line = stmt.end_lineno
     return Edit(Span(Position(line, 0), Position(line, 0)), f"import {module}\n")
+
+
+def postfix(source: SourceFile, node: ast.AST, suffix: str) -> str:
+    """``node``'s text followed by ``suffix`` (``.unsqueeze(1)``), parenthesized when it is not an atom."""
+    text = source.text_of(source.span(node))
+    if not isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        text = f"({text})"
+    return text + suffix

@@ -1,0 +1,376 @@
+"""TW5xx: shapes and dtypes that make PyTorch raise, known before the code runs."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, Optional
+
+from torchwise.analysis import dtypes, shapes
+from torchwise.analysis.dims import fmt_shape
+from torchwise.analysis.ops import MATMUL_KINDS
+from torchwise.analysis.scopes import Scope
+from torchwise.analysis.values import ModuleValue, ScalarValue, SeqValue, TensorValue
+from torchwise.findings import Edit, Finding, Fix, Severity
+from torchwise.rules import edits
+from torchwise.rules.base import Context, Invalid, Rule, Valid
+
+ELEMENTWISE_METHODS = frozenset({
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "pow", "remainder", "fmod",
+    "maximum", "minimum", "atan2", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+    "add_", "sub_", "mul_", "div_",
+})
+_ELEMENTWISE_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+
+
+def tensor(ctx: Context, node: Optional[ast.AST]) -> Optional[TensorValue]:
+    value = ctx.value(node) if node is not None else None
+    return value if isinstance(value, TensorValue) else None
+
+
+def operands(node: ast.AST, scope: Scope) -> Optional[tuple[ast.AST, ast.AST]]:
+    """The two operands of an element-wise binary operation, as written."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _ELEMENTWISE_OPS):
+        return node.left, node.right
+    if isinstance(node, ast.Compare) and len(node.comparators) == 1 and not isinstance(
+            node.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+        return node.left, node.comparators[0]
+    if isinstance(node, ast.Call) and len(node.args) >= 1 and isinstance(node.func, ast.Attribute):
+        qualname = scope.qualname(node.func)
+        if qualname is not None and qualname.startswith("torch.") and qualname[6:] in ELEMENTWISE_METHODS \
+                and len(node.args) >= 2:
+            return node.args[0], node.args[1]
+        if qualname is None and node.func.attr in ELEMENTWISE_METHODS:
+            return node.func.value, node.args[0]
+    return None
+
+
+def postfix(ctx: Context, node: ast.AST, suffix: str) -> str:
+    return edits.postfix(ctx.source, node, suffix)
+
+
+def rewrite_operand(ctx: Context, node: ast.AST, suffix: str) -> Edit:
+    return Edit(ctx.source.span(node), postfix(ctx, node, suffix))
+
+
+class ShapesDoNotBroadcast(Rule):
+    code = "TW501"
+    name = "shapes-do-not-broadcast"
+    severity = Severity.ERROR
+    runtime_error = True
+    summary = "Flags element-wise operations whose operand shapes are known and cannot broadcast."
+    why = ("PyTorch aligns shapes from the right; each pair of sizes must be equal or one of them 1. "
+           "`(3, 4) + (3,)` compares 4 with 3 and raises `RuntimeError: The size of tensor a (4) must match the "
+           "size of tensor b (3) at non-singleton dimension 1`. Usually a dimension is missing: a per-row value "
+           "needs a trailing 1 to spread along the columns.")
+    fix_summary = "`h.unsqueeze(k)` (`h[:, None]`) on the smaller operand, when that makes the shapes broadcast."
+    node_types = (ast.BinOp, ast.Compare, ast.Call, ast.AugAssign)
+    valid = (
+        Valid("import torch\nx = torch.randn(3, 4)\nh = torch.randn(4)\ny = x + h\n"),
+        Valid("import torch\nx = torch.randn(3, 4)\nh = torch.randn(3, 1)\ny = x * h\n"),
+        Valid("import torch\ndef f(x, h):\n    return x + h\n"),
+        Valid("import torch\ndef f(B: int, T: int):\n    return torch.randn(B) + torch.randn(T)\n"),
+    )
+    invalid = (
+        Invalid("import torch\nx = torch.randn(3, 4)\nh = torch.randn(3)\ny = x + h\n",
+                "import torch\nx = torch.randn(3, 4)\nh = torch.randn(3)\ny = x + h.unsqueeze(1)\n"),
+        Invalid("import torch\nscores = torch.rand(8, 5)\nbias = torch.zeros(8)\nout = scores.mul(bias)\n",
+                "import torch\nscores = torch.rand(8, 5)\nbias = torch.zeros(8)\nout = scores.mul(bias.unsqueeze(1))\n"),
+        Invalid("import torch\na = torch.ones(2, 3)\nb = torch.ones(2, 4)\nc = a > b\n"),
+        Invalid("import torch\nacc = torch.zeros(4, 3)\nrow = torch.ones(4)\nacc += row\n",
+                "import torch\nacc = torch.zeros(4, 3)\nrow = torch.ones(4)\nacc += row.unsqueeze(1)\n"),
+    )
+
+    def check(self, node: ast.AST, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        if isinstance(node, ast.AugAssign):
+            yield from self._check_inplace(node, ctx)
+            return
+        pair = operands(node, scope)
+        if pair is None:
+            return
+        left, right = (tensor(ctx, n) for n in pair)
+        if left is None or right is None or left.shape is None or right.shape is None:
+            return
+        try:
+            shapes.broadcast(left.shape, right.shape)
+        except shapes.ShapeError as err:
+            fixes = self._fixes(ctx, pair, (left.shape, right.shape))
+            yield self.finding(ctx, node, err.message, fixes)
+
+    def _check_inplace(self, node: ast.AugAssign, ctx: Context) -> Iterator[Finding]:
+        if not isinstance(node.op, _ELEMENTWISE_OPS):
+            return
+        target, value = tensor(ctx, node.target), tensor(ctx, node.value)
+        if target is None or value is None or target.shape is None or value.shape is None:
+            return
+        try:
+            shapes.broadcast(target.shape, value.shape)
+        except shapes.ShapeError as err:
+            yield self.finding(ctx, node, err.message, self._fixes(ctx, (node.target, node.value),
+                                                                   (target.shape, value.shape), only_right=True))
+
+    def _fixes(self, ctx, nodes, operand_shapes, only_right=False) -> list[Fix]:
+        """Insert a size-1 dim into the lower-rank operand so that the result is the other's shape."""
+        small = 1 if len(operand_shapes[1]) <= len(operand_shapes[0]) else 0
+        if only_right and small != 1:
+            return []
+        other = operand_shapes[1 - small]
+        shape = operand_shapes[small]
+        for position in range(len(shape) + 1):
+            candidate = shape[:position] + (1,) + shape[position:]
+            try:
+                if shapes.broadcast(other, candidate) == other:
+                    suffix = f".unsqueeze({position})"
+                    node = nodes[small]
+                    return [Fix(f"Broadcast with `{postfix(ctx, node, suffix)}`",
+                                lambda node=node, suffix=suffix: [rewrite_operand(ctx, node, suffix)],
+                                preferred=True)]
+            except shapes.ShapeError:
+                continue
+        return []
+
+
+def _matmul_operands(node: ast.AST, scope: Scope, ctx: Context):
+    """(kind, left node, right node) of ``a @ b``, ``torch.matmul(a, b)``, ``a.mm(b)``..."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        return "matmul", node.left, node.right
+    if not isinstance(node, ast.Call):
+        return None
+    qualname = scope.qualname(node.func)
+    if qualname in ("torch.matmul", "torch.mm", "torch.bmm", "torch.dot", "torch.mv") and len(node.args) == 2:
+        return qualname[6:], node.args[0], node.args[1]
+    if qualname is None and isinstance(node.func, ast.Attribute) and node.func.attr in MATMUL_KINDS \
+            and len(node.args) == 1:
+        return node.func.attr, node.func.value, node.args[0]
+    return None
+
+
+class MatmulShapeMismatch(Rule):
+    code = "TW502"
+    name = "matmul-shape-mismatch"
+    severity = Severity.ERROR
+    runtime_error = True
+    summary = "Flags `@`, `matmul`, `mm`, `bmm`, `dot`, `mv`, `F.linear` and `nn.Linear` calls whose inner dimensions differ."
+    why = ("A matrix product needs the left operand's last dimension to equal the right operand's first "
+           "(second-to-last when batched); PyTorch raises `mat1 and mat2 shapes cannot be multiplied`. The usual "
+           "cause is a transposed weight or a layer built for another feature size.")
+    node_types = (ast.BinOp, ast.Call)
+    valid = (
+        Valid("import torch\na = torch.randn(8, 16)\nw = torch.randn(16, 4)\ny = a @ w\n"),
+        Valid("import torch\nimport torch.nn as nn\nfc = nn.Linear(16, 4)\ny = fc(torch.randn(2, 16))\n"),
+        Valid("import torch\ndef f(B: int, C: int):\n    return torch.randn(B, C) @ torch.randn(C, 4 * C)\n"),
+    )
+    invalid = (
+        Invalid("import torch\na = torch.randn(8, 16)\nw = torch.randn(4, 16)\ny = a @ w\n"),
+        Invalid("import torch\nx = torch.randn(3)\ny = torch.dot(x, torch.randn(4))\n"),
+        Invalid("import torch\nimport torch.nn as nn\nfc = nn.Linear(32, 4)\ny = fc(torch.randn(2, 16))\n"),
+        Invalid("import torch\nimport torch.nn.functional as F\nw = torch.randn(4, 8)\ny = F.linear(torch.randn(2, 16), w)\n"),
+    )
+
+    def check(self, node: ast.AST, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        found = _matmul_operands(node, scope, ctx)
+        if found is not None:
+            kind, left_node, right_node = found
+            left, right = tensor(ctx, left_node), tensor(ctx, right_node)
+            if left is None or right is None or left.shape is None or right.shape is None:
+                return
+            try:
+                MATMUL_KINDS[kind](left.shape, right.shape)
+            except shapes.ShapeError as err:
+                yield self.finding(ctx, node, err.message)
+            return
+        linear = _linear_call(node, scope, ctx)
+        if linear is not None:
+            x, weight, bias = linear
+            if x.shape is None or weight.shape is None:
+                return
+            try:
+                shapes.linear(x.shape, weight.shape, bias)
+            except shapes.ShapeError as err:
+                yield self.finding(ctx, node, err.message)
+
+
+def _linear_call(node, scope: Scope, ctx: Context):
+    """(input, weight, bias shape) of ``F.linear(x, w, b)`` or a call of a known ``nn.Linear``."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    if scope.qualname(node.func) == "torch.nn.functional.linear" and len(node.args) >= 2:
+        x, weight = tensor(ctx, node.args[0]), tensor(ctx, node.args[1])
+        bias = tensor(ctx, node.args[2]) if len(node.args) > 2 else None
+        if x is None or weight is None:
+            return None
+        return x, weight, bias.shape if bias is not None else None
+    module = ctx.value(node.func)
+    if isinstance(module, ModuleValue) and module.kind == "Linear" and len(node.args) == 1:
+        x, weight, bias = tensor(ctx, node.args[0]), module.param("weight"), module.param("bias")
+        if x is None or weight is None:
+            return None
+        return x, weight, bias.shape if bias is not None else None
+    return None
+
+
+class ReshapeElementCount(Rule):
+    code = "TW503"
+    name = "reshape-element-count"
+    severity = Severity.ERROR
+    runtime_error = True
+    summary = "Flags `view`/`reshape` to a shape whose element count differs from the input's."
+    why = ("`view` and `reshape` only rearrange the elements; the new shape must hold exactly as many "
+           "(with `-1` standing for whatever makes it fit). PyTorch raises `shape '[5, 5]' is invalid for input "
+           "of size 12`.")
+    valid = (
+        Valid("import torch\nx = torch.randn(3, 4)\ny = x.view(2, 6)\nz = x.reshape(-1, 2)\n"),
+        Valid("import torch\ndef f(B: int, T: int, C: int):\n    x = torch.randn(B, T, C)\n    return x.view(B * T, C)\n"),
+        # B may be 0, and then any view of 0 elements works: only a certain mismatch is flagged.
+        Valid("import torch\ndef f(B: int, T: int, C: int):\n    x = torch.randn(B, T, C)\n    return x.view(B, T, C, 2)\n"),
+    )
+    invalid = (
+        Invalid("import torch\nx = torch.randn(3, 4)\ny = x.view(5, 5)\n"),
+        Invalid("import torch\nx = torch.randn(3, 4)\ny = torch.reshape(x, (-1, 5))\n"),
+        Invalid("import torch\ndef heads(x):\n    return x.view(2, 4, 8)\nheads(torch.randn(2, 30))\n"),
+    )
+
+    def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("view", "reshape") and scope.qualname(func) is None:
+            source, size_nodes = func.value, node.args
+        elif scope.qualname(func) == "torch.reshape" and len(node.args) == 2:
+            source, size_nodes = node.args[0], node.args[1:]
+        else:
+            return
+        value = tensor(ctx, source)
+        requested = _requested_shape(ctx, size_nodes)
+        if value is None or value.shape is None or requested is None:
+            return
+        try:
+            shapes.reshape(value.shape, requested)
+        except shapes.ShapeError as err:
+            yield self.finding(ctx, node, err.message)
+
+
+def _requested_shape(ctx: Context, nodes) -> Optional[tuple]:
+    values = [ctx.value(n) for n in nodes]
+    if len(values) == 1 and isinstance(values[0], SeqValue):
+        values = list(values[0].items or [None])
+    dims = []
+    for value in values:
+        if not (isinstance(value, ScalarValue) and value.kind == "int" and value.value is not None):
+            return None
+        dims.append(value.value)
+    return tuple(dims) if dims else None
+
+
+class IncompatibleDtypes(Rule):
+    code = "TW504"
+    name = "incompatible-dtypes"
+    severity = Severity.ERROR
+    runtime_error = True
+    summary = ("Flags matrix products of different dtypes (`int64 @ float32`), `nn.Linear`/`nn.Conv*`/`F.linear` "
+               "on integer tensors, and `nn.Embedding` indexed by floats.")
+    why = ("Matrix products and layers do not promote: both operands must have one dtype (`expected m1 and m2 "
+           "to have the same dtype`), layers' weights are floats, and an embedding looks rows up by integer "
+           "index. Integer data (labels, token ids, counts) reaching a layer is the usual cause.")
+    fix_summary = "Cast the offending operand: `.float()` (or `.to(other.dtype)`) for products and layers, `.long()` for embedding indices."
+    node_types = (ast.BinOp, ast.Call)
+    valid = (
+        Valid("import torch\na = torch.randn(2, 3)\nb = torch.randn(3, 4)\nc = a @ b\n"),
+        Valid("import torch\na = torch.randint(0, 5, (2, 3))\nb = torch.randint(0, 5, (3, 4))\nc = a @ b\n"),
+        Valid("import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 4)\nv = emb(torch.tensor([1, 2]))\n"),
+    )
+    invalid = (
+        Invalid("import torch\nidx = torch.randint(0, 5, (2, 3))\nw = torch.randn(3, 4)\ny = idx @ w\n",
+                "import torch\nidx = torch.randint(0, 5, (2, 3))\nw = torch.randn(3, 4)\ny = idx.float() @ w\n"),
+        Invalid("import torch\na = torch.randn(2, 3)\nb = torch.randn(3, 4, dtype=torch.float64)\nc = a @ b\n",
+                "import torch\na = torch.randn(2, 3)\nb = torch.randn(3, 4, dtype=torch.float64)\nc = a @ b.to(a.dtype)\n"),
+        Invalid("import torch\nimport torch.nn as nn\nfc = nn.Linear(3, 2)\ncounts = torch.tensor([[1, 2, 3]])\ny = fc(counts)\n",
+                "import torch\nimport torch.nn as nn\nfc = nn.Linear(3, 2)\ncounts = torch.tensor([[1, 2, 3]])\n"
+                "y = fc(counts.float())\n"),
+        Invalid("import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 4)\nv = emb(torch.tensor([1.0, 2.0]))\n",
+                "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 4)\nv = emb(torch.tensor([1.0, 2.0]).long())\n"),
+    )
+
+    def check(self, node: ast.AST, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        found = _matmul_operands(node, scope, ctx)
+        if found is not None:
+            yield from self._check_product(node, found, ctx)
+            return
+        if isinstance(node, ast.Call) and len(node.args) == 1:
+            module = ctx.value(node.func)
+            x = tensor(ctx, node.args[0])
+            if not isinstance(module, ModuleValue) or x is None or x.dtype is None:
+                return
+            if module.kind in ("Linear", "Conv1d", "Conv2d") and dtypes.is_integral(x.dtype, include_bool=True):
+                yield self.finding(ctx, node, f"`nn.{module.kind}` needs floating-point input, got {x.dtype.short}",
+                                   [self._cast(ctx, node.args[0], ".float()")])
+            elif module.kind == "Embedding" and x.dtype not in (dtypes.DType.int64, dtypes.DType.int32):
+                yield self.finding(ctx, node, f"`nn.Embedding` needs int64 or int32 indices, got {x.dtype.short}",
+                                   [self._cast(ctx, node.args[0], ".long()")])
+        if isinstance(node, ast.Call) and scope.qualname(node.func) == "torch.nn.functional.linear" \
+                and len(node.args) >= 2:
+            x, weight = tensor(ctx, node.args[0]), tensor(ctx, node.args[1])
+            if x is not None and weight is not None and x.dtype and weight.dtype and x.dtype != weight.dtype:
+                yield self.finding(ctx, node, f"`F.linear` of {x.dtype.short} input with {weight.dtype.short} "
+                                              "weight: dtypes must match")
+
+    def _check_product(self, node, found, ctx: Context) -> Iterator[Finding]:
+        kind, left_node, right_node = found
+        left, right = tensor(ctx, left_node), tensor(ctx, right_node)
+        if left is None or right is None or left.dtype is None or right.dtype is None or left.dtype == right.dtype:
+            return
+        fixes = []
+        left_int = dtypes.is_integral(left.dtype, include_bool=True)
+        right_int = dtypes.is_integral(right.dtype, include_bool=True)
+        if left_int and not right_int and right.dtype == dtypes.DType.float32:
+            fixes.append(self._cast(ctx, left_node, ".float()"))
+        elif right_int and not left_int and left.dtype == dtypes.DType.float32:
+            fixes.append(self._cast(ctx, right_node, ".float()"))
+        elif isinstance(left_node, (ast.Name, ast.Attribute)):
+            left_text = ctx.source.text_of(ctx.source.span(left_node))
+            fixes.append(self._cast(ctx, right_node, f".to({left_text}.dtype)"))
+        yield self.finding(ctx, node, f"`{'@' if kind == 'matmul' else kind}` of {left.dtype.short} and "
+                                      f"{right.dtype.short}: matrix products need one dtype", fixes)
+
+    def _cast(self, ctx: Context, node: ast.AST, suffix: str) -> Fix:
+        return Fix(f"Cast with `{postfix(ctx, node, suffix)}`", lambda: [rewrite_operand(ctx, node, suffix)],
+                   preferred=True)
+
+
+class IndexOutOfRange(Rule):
+    code = "TW505"
+    name = "index-out-of-range"
+    severity = Severity.ERROR
+    runtime_error = True
+    summary = "Flags a constant integer index outside a known dimension (`x[5]` when `x.shape[0] == 5`)."
+    why = ("Valid indexes of a dimension of size n are -n to n-1; anything else raises `IndexError: index 5 is "
+           "out of bounds for dimension 0 with size 5`. Slices clamp to the size and never raise, so they are "
+           "not flagged.")
+    node_types = (ast.Subscript,)
+    valid = (
+        Valid("import torch\nx = torch.randn(5)\na = x[4]\nb = x[-5]\nc = x[3:10]\n"),
+        Valid("import torch\nx = torch.randn(2, 3)\ny = x[:, 2]\n"),
+        Valid("import torch\ndef f(x):\n    return x[100]\n"),
+    )
+    invalid = (
+        Invalid("import torch\nx = torch.randn(5)\ny = x[5]\n"),
+        Invalid("import torch\nx = torch.randn(2, 3)\ny = x[:, 3]\n"),
+        Invalid("import torch\nx = torch.randn(3)\ny = x[-4]\n"),
+    )
+
+    def check(self, node: ast.Subscript, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        if not isinstance(node.ctx, ast.Load):
+            return
+        value = tensor(ctx, node.value)
+        if value is None or value.shape is None:
+            return
+        from torchwise.analysis.ops import index_items  # the inference's own reading of the index
+
+        items = index_items(ctx.facts, node)
+        if items is None:
+            return
+        try:
+            shapes.index(value.shape, items)
+        except shapes.ShapeError as err:
+            if "index" in err.data or "indices" in err.data:
+                yield self.finding(ctx, node, err.message)
+
+
+RULES = (ShapesDoNotBroadcast, MatmulShapeMismatch, ReshapeElementCount, IncompatibleDtypes, IndexOutOfRange)
