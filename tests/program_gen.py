@@ -165,7 +165,7 @@ class Generator:
         self.counter += 1
         return f"{prefix}{self.counter}"
 
-    def bad(self, percent: int = 20) -> bool:
+    def bad(self, percent: int = 12) -> bool:
         return self.c.chance(percent)
 
     def run(self, text: str, ns: dict) -> bool:
@@ -209,7 +209,7 @@ class Generator:
             return "[" + ", ".join(parts) + "]"
         return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
-    def dtype_kw(self, percent=35) -> str:
+    def dtype_kw(self, percent=25) -> str:
         return f", dtype={self.c.choice(DTYPES)}" if self.c.chance(percent) else ""
 
     def other_dim(self, t, percent=15) -> int:
@@ -272,7 +272,8 @@ class Generator:
     def statement(self) -> bool:
         """Add one top-level statement; False once one raised (the program ends there)."""
         has_tensor = any(isinstance(v, torch.Tensor) for v in self.vars.values())
-        category = self.c.choice(self.CATEGORIES) if has_tensor else self.c.choice(["factory", "numpy"])
+        category = self.c.choice(self.CATEGORIES) if has_tensor else \
+            self.c.choice(["factory", "factory", "factory", "numpy"])
         if category == "if":
             return self.if_block()
         if category == "def":

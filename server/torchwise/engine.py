@@ -21,6 +21,7 @@ from torchwise.suppress import find_suppressions
 class Analysis:
     source: SourceFile
     findings: list[Finding] = field(default_factory=list)
+    facts: Inference | None = None  # what every expression is: hover reads it
 
     @property
     def parse_error(self) -> ParseError | None:
@@ -47,6 +48,7 @@ def analyze(text: str, path: str = "<string>", config: RuleConfig = RuleConfig()
             by_type[node_type].append(rule)
     index = ModuleIndex(tree, wanted=tuple({ast.Call, *by_type}))  # the inference reads the calls too
     ctx = Context(source, index, Inference(index).run())
+    analysis.facts = ctx.facts
     for node, scope in index.nodes:
         for rule in by_type.get(type(node), ()):
             for finding in rule.check(node, scope, ctx):

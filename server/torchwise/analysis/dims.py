@@ -16,6 +16,7 @@ carry a ``#`` in their name so they can never collide with a variable of the ana
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import count
 from math import gcd
 from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
@@ -61,6 +62,18 @@ class Sym:
 
     def subs(self, values: Mapping[str, "Dim"]) -> "Dim":
         """Substitute symbols (by name) with dimensions; the others stay."""
+        if all(type(values[n]) is int for n in self.symbols if n in values):  # the common, fast case
+            terms: Dict[Monomial, int] = {}
+            for mono, coeff in self._terms:
+                left = []
+                for name in mono:
+                    if name in values:
+                        coeff *= values[name]
+                    else:
+                        left.append(name)
+                key = tuple(left)
+                terms[key] = terms.get(key, 0) + coeff
+            return _make(terms)
         total: Dim = 0
         for mono, coeff in self._terms:
             term: Dim = coeff
@@ -190,8 +203,13 @@ def is_known_int(dim: object) -> bool:
 def _shifted(poly: Dim, at_least: int) -> Dict[Monomial, int]:
     """The terms of ``poly`` with every symbol ``s`` written ``s' + at_least`` (``s' >= 0``)."""
     if at_least and isinstance(poly, Sym):
-        poly = poly.subs({name: Sym.var(name) + at_least for name in poly.symbols})
+        return dict(_shift(poly, at_least))
     return dict(_terms_of(poly) or ())
+
+
+@lru_cache(maxsize=4096)
+def _shift(poly: "Sym", at_least: int) -> Tuple[Tuple[Monomial, int], ...]:
+    return _terms_of(poly.subs({name: Sym.var(name) + at_least for name in poly.symbols})) or ()
 
 
 def _certainly_nonzero(poly: Dim, at_least: int = 0) -> bool:

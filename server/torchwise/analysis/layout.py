@@ -28,7 +28,7 @@ said only when the tensor provably has elements, and size-1 strides do not chang
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, wraps
 from itertools import product as _each
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -37,8 +37,8 @@ from torchwise.analysis.dims import Dim, Shape, Sym, dim_eq, dim_lt, product
 
 Strides = Tuple[Dim, ...]
 MaybeStrides = Optional[Strides]
-_PATH_LIMIT = 256   # paths per case
 _SYMBOL_LIMIT = 5   # 3**5 cases at most; more symbols: unknown
+_RUN_LIMIT = 400    # runs of an algorithm over all cases and paths; more: unknown (an editor waits)
 
 
 class _Undecided:
@@ -81,16 +81,16 @@ class _Case:
         return True if x is True or y is True else self(x) or self(y)
 
 
-def _outcomes(run: Callable[[_Case], object]) -> Optional[list]:
+def _outcomes(run: Callable[[_Case], object], limit: int) -> Optional[list]:
     """``run(q)`` once per combination of answers to the comparisons it cannot decide.
 
     Every concrete value of the symbols follows one of these paths, so what all paths give is
-    certain. None when there are too many paths.
+    certain. None when there are more than ``limit`` paths.
     """
     results: list = []
     pending: List[Tuple[bool, ...]] = [()]
     while pending:
-        if len(results) >= _PATH_LIMIT:
+        if len(results) >= limit:
             return None
         forced = pending.pop()
         taken: List[bool] = []
@@ -121,19 +121,22 @@ def _solve(run, shape: Shape, *more: Sequence[Dim]) -> Optional[List[Tuple[dict,
     if len(names) > _SYMBOL_LIMIT:
         return None
     surely_empty = dim_eq(product(shape), 0) is True
+    # Only a polynomial with a negative coefficient (``n - 1``) can be negative in some case.
+    signed = [d for seq in (shape,) + more for d in seq
+              if isinstance(d, Sym) and any(c < 0 for c in d.terms.values())]
     found = []
     for values in _each((0, 1, None), repeat=len(names)):
         env = {n: v for n, v in zip(names, values) if v is not None}
+        if any(dim_lt(d.subs(env), 0, at_least=2) for d in signed):
+            continue  # a negative size or stride: no tensor is in this case
         args = [_subs(seq, env) for seq in (shape,) + more]
-        if any(dim_lt(d, 0, at_least=2) for d in args[0]):
-            continue  # a negative size: no tensor is in this case
 
         def guarded(q, args=args):
             if not surely_empty and q(q.eq(product(args[0]), 0)):
                 return _EMPTY
             return run(q, *args)
 
-        results = _outcomes(guarded)
+        results = _outcomes(guarded, _RUN_LIMIT - len(found))
         if results is None:
             return None
         found.extend((env, r) for r in results)
@@ -178,6 +181,14 @@ def _strides_or_none(runs, out_shape: Shape) -> MaybeStrides:
     return None if result is UNDECIDED else result
 
 
+def _known_shape(fn):
+    """An answer only for a known shape: with an unknown one (None) the answer is None."""
+    @wraps(fn)
+    def wrapper(shape, *args, **kwargs):
+        return None if shape is None else fn(shape, *args, **kwargs)
+    return wrapper
+
+
 # -- contiguity ---------------------------------------------------------------------------
 def _row_major(q: _Case, shape: Shape) -> Strides:
     # c10 contiguous strides: products of max(size, 1), so (2, 0, 3) has strides (3, 3, 1).
@@ -219,6 +230,7 @@ def _is_contiguous(shape: Shape, strides: Strides) -> Optional[bool]:
     return _yes_no(_solve(_contiguous, shape, strides))
 
 
+@_known_shape
 def is_contiguous(shape: Shape, strides: MaybeStrides) -> Optional[bool]:
     """``Tensor.is_contiguous()``: True, False, or None (unknown)."""
     return None if strides is None else _is_contiguous(tuple(shape), tuple(strides))
@@ -269,15 +281,18 @@ def _view_strides(shape: Shape, strides: Strides, new_shape: Shape):
     return result
 
 
-def view_strides(shape: Shape, strides: Strides, new_shape: Shape):
+def view_strides(shape: Optional[Shape], strides: MaybeStrides, new_shape: Optional[Shape]):
     """``tensor.view(new_shape)``'s strides (``new_shape`` resolved, same element count): a
-    tuple, ``None`` when the view is impossible, or ``UNDECIDED``."""
+    tuple, ``None`` when the view is certainly impossible, or ``UNDECIDED``."""
+    if shape is None or strides is None or new_shape is None:
+        return UNDECIDED
     return _view_strides(tuple(shape), tuple(strides), tuple(new_shape))
 
 
+@_known_shape
 def can_view(shape: Shape, strides: MaybeStrides, new_shape: Sequence[Dim]) -> Optional[bool]:
-    """Whether ``tensor.view(new_shape)`` works without a copy (``-1`` allowed); None when
-    unknown. A size mismatch raises :class:`ShapeError` (as ``shapes.reshape``)."""
+    """Whether ``tensor.view(new_shape)`` works (``-1`` allowed): the strides allow it without a
+    copy. None when unknown. A size mismatch raises :class:`ShapeError` (as ``shapes.reshape``)."""
     target = S.reshape(shape, new_shape)
     if strides is None:
         return None
@@ -290,6 +305,7 @@ def _reshape(q: _Case, shape: Shape, strides: Strides, new_shape: Shape) -> Stri
     return view if view is not None else _row_major(q, new_shape)
 
 
+@_known_shape
 def reshape_strides(shape: Shape, strides: MaybeStrides, new_shape: Shape) -> MaybeStrides:
     """``reshape``: a view when ``computeStride`` allows, else a row-major copy."""
     if strides is None:
@@ -297,6 +313,7 @@ def reshape_strides(shape: Shape, strides: MaybeStrides, new_shape: Shape) -> Ma
     return _strides_or_none(_solve(_reshape, tuple(shape), tuple(strides), tuple(new_shape)), new_shape)
 
 
+@_known_shape
 def flatten_strides(shape: Shape, strides: MaybeStrides, start_dim: int = 0,
                     end_dim: int = -1) -> MaybeStrides:
     """``flatten``: a 0-D tensor is reshaped to ``(1,)``; ``start == end`` returns the tensor
@@ -312,6 +329,7 @@ def _after_contiguous(q: _Case, shape: Shape, strides: Strides) -> Strides:
     return tuple(strides) if _contiguous(q, shape, strides) else _row_major(q, shape)
 
 
+@_known_shape
 def after_contiguous(shape: Shape, strides: MaybeStrides) -> MaybeStrides:
     """``.contiguous()`` returns the tensor itself when it already is (size-1 strides kept)."""
     if strides is None:
@@ -384,7 +402,8 @@ def _dense_strides(q: _Case, shape: Shape, strides: Strides) -> Strides:
 
 
 def _after_clone(q: _Case, shape: Shape, strides: Strides, symbolic: Tuple[int]) -> tuple:
-    if _dense_nonoverlapping(q, shape, strides):
+    # TensorImpl's is_non_overlapping_and_dense: contiguous (so any empty tensor) or dense.
+    if _contiguous(q, shape, strides) or _dense_nonoverlapping(q, shape, strides):
         return tuple(strides)
     if symbolic[0] and any(q(q.eq(size, 1)) for size in shape):
         # The stride of a size-1 dim is not stated (convention 2), and infer_dense_strides
@@ -393,6 +412,7 @@ def _after_clone(q: _Case, shape: Shape, strides: Strides, symbolic: Tuple[int])
     return _dense_strides(q, shape, strides)
 
 
+@_known_shape
 def after_clone(shape: Shape, strides: MaybeStrides) -> MaybeStrides:
     """``.clone()`` (``preserve_format``): a dense, non-overlapping tensor keeps its strides (a
     transposed clone stays transposed); otherwise dense strides in the same dim order."""
@@ -403,11 +423,13 @@ def after_clone(shape: Shape, strides: MaybeStrides) -> MaybeStrides:
 
 
 # -- views that only move strides ---------------------------------------------------------
+@_known_shape
 def permute_strides(shape: Shape, strides: MaybeStrides, dims: Sequence[int]) -> MaybeStrides:
     S.permute(shape, dims)
     return None if strides is None else tuple(strides[S.wrap_dim(d, len(shape))] for d in dims)
 
 
+@_known_shape
 def transpose_strides(shape: Shape, strides: MaybeStrides, dim0: int, dim1: int) -> MaybeStrides:
     S.transpose(shape, dim0, dim1)
     if strides is None or not shape:
@@ -418,16 +440,19 @@ def transpose_strides(shape: Shape, strides: MaybeStrides, dim0: int, dim1: int)
     return tuple(out)
 
 
+@_known_shape
 def t_strides(shape: Shape, strides: MaybeStrides) -> MaybeStrides:
     S.t(shape)
     return None if strides is None else tuple(reversed(strides))
 
 
+@_known_shape
 def mT_strides(shape: Shape, strides: MaybeStrides) -> MaybeStrides:
     S.mT(shape)
-    return transpose_strides(shape, strides, -2, -1)
+    return transpose_strides(shape, strides, -2, -1) if shape else strides
 
 
+@_known_shape
 def unsqueeze_strides(shape: Shape, strides: MaybeStrides, dim: int) -> MaybeStrides:
     """ATen inferUnsqueezeGeometry: the new dim's stride is ``size * stride`` of the dim it is
     put before (1 at the end)."""
@@ -439,6 +464,7 @@ def unsqueeze_strides(shape: Shape, strides: MaybeStrides, dim: int) -> MaybeStr
     return tuple(strides[:d]) + (new,) + tuple(strides[d:])
 
 
+@_known_shape
 def squeeze_strides(shape: Shape, strides: MaybeStrides,
                     dim: Union[None, int, Sequence[int]] = None) -> MaybeStrides:
     drop = S.squeeze_dims(shape, dim)
@@ -457,6 +483,7 @@ def _expand(q: _Case, shape: Shape, strides: Strides, target: Shape) -> Strides:
     return tuple(out)
 
 
+@_known_shape
 def expand_strides(shape: Shape, strides: MaybeStrides, sizes: Sequence[Dim]) -> MaybeStrides:
     """ATen inferExpandGeometry: a grown dim gets stride 0; a new leading dim gets stride 0,
     or ``size * stride`` of the next dim when its size is 1. A 0-D tensor expands to all 0s."""
@@ -468,11 +495,13 @@ def expand_strides(shape: Shape, strides: MaybeStrides, sizes: Sequence[Dim]) ->
     return _strides_or_none(_solve(_expand, tuple(shape), tuple(strides), target), target)
 
 
+@_known_shape
 def narrow_strides(shape: Shape, strides: MaybeStrides, dim: int, start: int, length: Dim) -> MaybeStrides:
     S.narrow(shape, dim, start, length)
     return strides  # a narrower window on the same memory
 
 
+@_known_shape
 def diagonal_strides(shape: Shape, strides: MaybeStrides, offset: int = 0, dim1: int = 0,
                      dim2: int = 1) -> MaybeStrides:
     """The diagonal steps along both dims at once: ``stride[dim1] + stride[dim2]``, appended."""
@@ -483,12 +512,12 @@ def diagonal_strides(shape: Shape, strides: MaybeStrides, offset: int = 0, dim1:
     return tuple(s for i, s in enumerate(strides) if i not in (d1, d2)) + (strides[d1] + strides[d2],)
 
 
+@_known_shape
 def index_strides(shape: Shape, strides: MaybeStrides, items: Sequence[object]) -> MaybeStrides:
     """Basic indexing (PyTorch's applySlicing, item by item): an int selects (drops the dim), a
     slice keeps it with ``stride * step``, ``None`` unsqueezes, ``...`` skips. A boolean mask
     copies (advanced indexing): unknown here."""
-    S.index(shape, items)
-    if strides is None or any(isinstance(it, S.Mask) for it in items):
+    if S.index(shape, items) is None or strides is None or any(isinstance(it, S.Mask) for it in items):
         return None
     consumed = sum(0 if it is None or it is Ellipsis else 1 for it in items)
     sizes: List[Dim] = list(shape)

@@ -147,6 +147,23 @@ def result_grad(*tensors) -> Optional[bool]:
     return None
 
 
+def output_strides(shape, *inputs):
+    """Strides of a new tensor an op computes from ``inputs``.
+
+    PyTorch lays the output out like its inputs (TensorIterator follows their stride order), so
+    it is row-major only when every input is; otherwise the layout is left unknown.
+    """
+    if shape is None:
+        return None
+    for value in inputs:
+        if isinstance(value, TensorValue) and value.shape != ():
+            if value.strides is None or value.shape is None:
+                return None
+            if layout.is_contiguous(value.shape, value.strides) is not True:
+                return None
+    return contiguous_strides(shape)
+
+
 def derived(inf, base: TensorValue, *others, dtype="keep", shape="keep", strides="contiguous",
             why="keep", device="keep") -> TensorValue:
     """A new tensor computed from ``base`` (and ``others``): not a leaf, grad if any input has it."""
@@ -156,7 +173,7 @@ def derived(inf, base: TensorValue, *others, dtype="keep", shape="keep", strides
         base.dtype if dtype == "keep" else dtype,
         new_shape,
         base.device if device == "keep" else device,
-        contiguous_strides(new_shape) if strides == "contiguous" else strides,
+        output_strides(new_shape, base, *others) if strides == "contiguous" else strides,
         grad,
         None if grad is None else not grad,
         (base.why if dtype == "keep" else None) if why == "keep" else why,
@@ -420,14 +437,18 @@ def combine_devices(values) -> Optional[str]:
     return first if all(d == first for d in devices) else None
 
 
-def broadcast_values(inf, values) -> Optional[tuple]:
+_CLASH = object()
+
+
+def broadcast_values(inf, values):
+    """The broadcast shape, None when unknown, or _CLASH when PyTorch raises."""
     tensor_shapes = [v.shape for v in values if isinstance(v, TensorValue)]
     if any(s is None for s in tensor_shapes):
         return None
     try:
         return shapes.broadcast(*tensor_shapes)
     except shapes.ShapeError:
-        return None
+        return _CLASH
 
 
 def elementwise(inf, values, op="add", result_dtype=None):
@@ -437,11 +458,16 @@ def elementwise(inf, values, op="add", result_dtype=None):
     if any(not (isinstance(v, (TensorValue, ScalarValue))) for v in values):
         return None
     shape = broadcast_values(inf, values)
+    if shape is _CLASH:
+        return None  # PyTorch raises here (TW501): nothing downstream is known
+    if len({v.device for v in tensors if v.shape != () or v.device != "cpu"}) > 1 and \
+            any(same_device(a.device, b.device) is False for a in tensors for b in tensors):
+        return None  # mixed devices raise (TW204)
     dtype, why = elementwise_dtype(inf, values, op)
     if result_dtype is not None:
         dtype, why = result_dtype, None
     grad = result_grad(*tensors)
-    return TensorValue(dtype, shape, combine_devices(values), contiguous_strides(shape), grad,
+    return TensorValue(dtype, shape, combine_devices(values), output_strides(shape, *tensors), grad,
                        None if grad is None else not grad, why, None)
 
 
@@ -558,9 +584,13 @@ def matmul_values(inf, left, right, kind="matmul"):
             shape = MATMUL_KINDS[kind](left.shape, right.shape)
         except shapes.ShapeError:
             return None
+    if left.dtype is not None and right.dtype is not None and left.dtype != right.dtype:
+        return None  # products do not promote: PyTorch raises (TW504)
+    if same_device(left.device, right.device) is False:
+        return None  # TW204
     dtype = left.dtype if left.dtype is not None and left.dtype == right.dtype else None
     grad = result_grad(left, right)
-    return TensorValue(dtype, shape, combine_devices([left, right]), contiguous_strides(shape), grad,
+    return TensorValue(dtype, shape, combine_devices([left, right]), output_strides(shape, left, right), grad,
                        None if grad is None else not grad, left.why if dtype else None, None)
 
 

@@ -205,9 +205,35 @@ def call_module(inf, module: ModuleValue, call: Call):
         except shapes.ShapeError:
             return None
     if module.kind in _SAME_SHAPE:
+        if x.dtype is not None and not dtypes.is_floating(x.dtype) and module.kind not in ("ReLU", "Identity"):
+            return None
+        if not _accepts(module, x):
+            return None
         params = [p for _, p in module.params]
         return derived(inf, x, *params)
     return None
+
+
+def _accepts(module: ModuleValue, x: TensorValue) -> bool:
+    """The input checks PyTorch makes for same-shape layers (False: it raises, or we cannot tell)."""
+    shape = x.shape
+    if module.kind == "LayerNorm":
+        normalized = module.setting("normalized_shape")
+        if not isinstance(normalized, int) or shape is None:
+            return False
+        return len(shape) >= 1 and shape[-1] == normalized
+    if module.kind in ("BatchNorm1d", "BatchNorm2d"):
+        features = module.setting("num_features")
+        ranks = (2, 3) if module.kind == "BatchNorm1d" else (4,)
+        if not isinstance(features, int) or shape is None or len(shape) not in ranks:
+            return False
+        return shape[1] == features
+    if module.kind in ("Softmax", "LogSoftmax"):
+        dim = module.setting("dim")
+        if not isinstance(dim, int) or shape is None:
+            return False
+        return -max(len(shape), 1) <= dim < max(len(shape), 1)
+    return True
 
 
 def _output(inf, x: TensorValue, weight: TensorValue, shape) -> TensorValue:
@@ -286,6 +312,21 @@ def _pool(inf, module: ModuleValue, x: TensorValue):
 _F_SAME_SHAPE = frozenset({"relu", "relu6", "gelu", "silu", "elu", "leaky_relu", "sigmoid", "tanh", "softmax",
                            "log_softmax", "dropout", "normalize", "layer_norm", "softplus", "mish", "hardswish",
                            "group_norm", "batch_norm", "dropout2d"})
+_INTEGER_OK = frozenset({"relu"})
+# Ops taking a dim: (its position, its default; None = required).
+_DIM_ARGUMENT = {"softmax": (1, None), "log_softmax": (1, None), "normalize": (2, 1)}
+
+
+def _dim_in_range(call: Call, x: TensorValue, position: int, default) -> bool:
+    """The dim argument is a known int within the input's rank (PyTorch raises otherwise)."""
+    dim = int_of(call.get(position, "dim")) if call.given(position, "dim") else default
+    if not isinstance(dim, int) or x.shape is None:
+        return dim is not None and x.shape is None
+    try:
+        shapes.wrap_dim(dim, len(x.shape))
+    except shapes.ShapeError:
+        return False
+    return True
 _F_LOSSES = frozenset({"cross_entropy", "mse_loss", "l1_loss", "nll_loss", "binary_cross_entropy",
                        "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div"})
 
@@ -295,6 +336,10 @@ def functional(inf, name: str, call: Call):
     if not isinstance(x, TensorValue):
         return None
     if name in _F_SAME_SHAPE:
+        if x.dtype is not None and not dtypes.is_floating(x.dtype) and name not in _INTEGER_OK:
+            return None  # most activations and norms have no integer kernels
+        if name in _DIM_ARGUMENT and not _dim_in_range(call, x, *_DIM_ARGUMENT[name]):
+            return None
         return derived(inf, x)
     if name == "linear":
         weight, bias = call.get(1, "weight"), call.get(2, "bias")
@@ -315,8 +360,8 @@ def functional(inf, name: str, call: Call):
         return derived(inf, x, *([target] if isinstance(target, TensorValue) else []), shape=())
     if name == "one_hot":
         classes = int_of(call.get(1, "num_classes"))
-        if x.shape is None or not isinstance(classes, int) or classes < 0:
-            return None
+        if x.shape is None or not isinstance(classes, int) or classes < 0 or x.dtype != DType.int64:
+            return None  # one_hot takes int64 indices only
         return make_tensor(inf, DType.int64, (*x.shape, classes), x.device, False, "one_hot gives int64")
     if name == "embedding":
         weight = call.get(1, "weight")

@@ -109,8 +109,30 @@ def ndarray_method(inf, name: str, receiver: NdarrayValue, call: Call):
             return NdarrayValue(receiver.dtype, shapes.reshape(receiver.shape, requested), receiver.why)
         except shapes.ShapeError:
             return None
-    if name in ("sum", "mean", "max", "min") and not call.args and not call.kwargs:
-        return None  # numpy scalars: not arrays, not Python numbers
+    if name in ("sum", "mean", "std", "var", "max", "min", "prod"):
+        return _reduction(name, receiver, call)
     if name == "tolist":
         return SeqValue("list")
     return None
+
+
+def _reduction(name: str, array: NdarrayValue, call: Call):
+    """``a.mean(axis=0)``: an array; with no axis numpy returns a numpy scalar, which is neither."""
+    axis = int_of(call.get(0, "axis")) if call.given(0, "axis") else None
+    if axis is None or call.starred or set(call.kwargs) - {"axis", "keepdims"}:
+        return None
+    keepdims = call.kwargs.get("keepdims")
+    keep = keepdims.value if isinstance(keepdims, ScalarValue) and keepdims.kind == "bool" else (
+        False if keepdims is None else None)
+    if keep is None:
+        return None
+    shape = None
+    if array.shape is not None:
+        try:
+            shape = shapes.reduce(array.shape, axis, keep)
+        except shapes.ShapeError:
+            return None
+    dtype = array.dtype
+    if name in ("mean", "std", "var") and dtype is not None and not dtypes.is_floating(dtype):
+        dtype = DType.float64  # numpy averages integers in float64
+    return NdarrayValue(dtype, shape, array.why)

@@ -11,7 +11,7 @@ from torchwise.analysis.legacy import LEGACY_CONSTRUCTORS
 from torchwise.analysis.ops import (
     TENSOR_METHODS, TORCH_FUNCTIONS, Call, combine_devices, contiguous_strides, derived, device_arg, dims_of,
     dtype_arg, elementwise, int_of, literal_data, make_tensor, matmul_values, normalize_device, result_grad,
-    size_value,
+    same_device, size_value,
 )
 from torchwise.analysis.values import NdarrayValue, ScalarValue, SeqValue, TensorValue
 
@@ -291,9 +291,11 @@ def _to(inf, receiver: TensorValue, call: Call):
 
 def _cast(dtype: DType):
     def cast(inf, receiver: TensorValue, call: Call):
-        same = receiver.dtype == dtype
-        return receiver.with_(dtype=dtype, why=f"converted with .{call.node.func.attr}()", memory=None,
-                              strides=receiver.strides if same else contiguous_strides(receiver.shape))
+        if receiver.dtype == dtype:
+            return receiver  # the same tensor
+        converted = _copied(receiver)
+        return converted.with_(dtype=dtype, why=f"converted with .{call.node.func.attr}()",
+                               strides=None if receiver.dtype is None else converted.strides)
     return cast
 
 
@@ -304,6 +306,14 @@ for _method in ("float", "double", "half", "bfloat16", "long", "int", "short", "
         TENSOR_METHODS[_method] = _cast(_target)
 
 
+def _copied(receiver: TensorValue) -> TensorValue:
+    """A converted copy: computed from the input (not a leaf when it requires grad), laid out like it."""
+    grad = receiver.requires_grad
+    return receiver.with_(is_leaf=None if grad is None else not grad, memory=None,
+                          strides=layout.after_clone(receiver.shape, receiver.strides)
+                          if receiver.shape is not None else None)
+
+
 @_register(TENSOR_METHODS, "cuda")
 def _cuda(inf, receiver, call: Call):
     index = call.get(0, "device")
@@ -312,12 +322,16 @@ def _cuda(inf, receiver, call: Call):
         device = f"cuda:{index.value}"
     elif index is not None:
         device = device_arg(index)
-    return receiver.with_(device=device, memory=None)
+    if same_device(receiver.device, device) is True:
+        return receiver
+    return _copied(receiver).with_(device=device)
 
 
 @_register(TENSOR_METHODS, "cpu")
 def _cpu(inf, receiver, call: Call):
-    return receiver.with_(device="cpu", memory=None)
+    if receiver.device == "cpu":
+        return receiver
+    return _copied(receiver).with_(device="cpu")
 
 
 @_register(TENSOR_METHODS, "type_as")
@@ -579,6 +593,16 @@ def _norm(inf, receiver, call: Call):
 
 @_register(TENSOR_METHODS, "softmax", "log_softmax", "cumsum", "cumprod")
 def _along_dim(inf, receiver, call: Call):
+    dim = int_of(call.get(0, "dim"))
+    if not isinstance(dim, int) or receiver.shape is None:
+        return None
+    try:
+        shapes.wrap_dim(dim, len(receiver.shape))
+    except shapes.ShapeError:
+        return None
+    if call.node.func.attr in ("softmax", "log_softmax") and receiver.dtype is not None \
+            and not dtypes.is_floating(receiver.dtype):
+        return None
     return derived(inf, receiver)
 
 
@@ -611,7 +635,8 @@ def _einsum(inf, call: Call):
     dtypes_seen = {o.dtype for o in operands}
     dtype = dtypes_seen.pop() if len(dtypes_seen) == 1 else None
     base = operands[0]
-    return derived(inf, base, *operands[1:], dtype=dtype, shape=shape, device=combine_devices(operands))
+    # einsum may return a view of its input ('ij->ji' is a transpose): its layout is unknown.
+    return derived(inf, base, *operands[1:], dtype=dtype, shape=shape, device=combine_devices(operands), strides=None)
 
 
 # -- shape ops -----------------------------------------------------------------------------------------------------

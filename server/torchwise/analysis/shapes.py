@@ -14,7 +14,9 @@ unrelated to everything else, so nothing is ever concluded from it.
 Dimension *arguments* (``dim=``, ``start_dim``, permutation entries) must be ``int``: callers
 that do not know them do not call. With all-``int`` inputs nothing is unknown except
 :func:`linear` with a bias and a 1-D weight or a ≥2-D bias, where PyTorch takes a different path
-(``addmm`` or ``matmul`` + ``add_``) depending on the input's memory layout.
+(``addmm`` or ``matmul`` + ``add_``) depending on the input's memory layout; :func:`index` with two
+masks or two ellipses; and ``expand`` of a 0-D tensor to negative sizes beside a 0 (PyTorch
+builds a tensor of negative size).
 """
 
 from __future__ import annotations
@@ -386,6 +388,12 @@ def expand(shape: MaybeShape, sizes: Sequence[Dim]) -> MaybeShape:
     sizes = tuple(sizes)
     if shape is None:
         return None
+    if not shape and any(type(d) is int and d < 0 for d in sizes):
+        # PyTorch does not check sizes for a 0-D tensor: with a size 0 beside it makes a tensor
+        # of negative size, otherwise it fails computing the element count.
+        if any(dim_eq(d, 0) is not False for d in sizes):
+            return None
+        raise ShapeError(f"expand: invalid size for a 0-D tensor: {fmt_list(sizes)}", sizes=sizes)
     if len(sizes) < len(shape):
         raise ShapeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or "
                          f"equal to the number of dimensions in the tensor ({len(shape)})",

@@ -15,6 +15,7 @@ from pygls.lsp.server import LanguageServer
 from torchwise import __version__
 from torchwise.config import ConfigError, RuleConfig, project_config
 from torchwise.engine import Analysis, analyze
+from torchwise.explain import Explainer
 from torchwise.rules import ALL_RULES
 from torchwise.findings import Finding, Position, Span
 from torchwise.lsp.convert import from_lsp_position, to_diagnostic, to_lsp_range
@@ -245,8 +246,22 @@ def _suppress_action(ls: TorchwiseServer, uri: str, checked: Checked, finding: F
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover | None:
-    """Support Hover (tensor facts arrive with the facts engine; until then nothing to add)."""
-    return None
+    """Support Hover: dtype (and why), shape, device, contiguity, broadcasting, view-or-copy."""
+    checked = ls.current(params.text_document.uri)
+    if checked is None or checked.analysis.facts is None:
+        return None
+    source = checked.analysis.source
+    position = from_lsp_position(source.lines, params.position, ls.encoding)
+    try:
+        found = Explainer(source, checked.analysis.facts).hover(position)
+    except Exception:  # hover must never break the server
+        ls.log(f"torchwise: hover failed:\n{traceback.format_exc()}", types.MessageType.Error)
+        return None
+    if found is None:
+        return None
+    text, span = found
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+                       range=to_lsp_range(source.lines, span, ls.encoding))
 
 
 def serve() -> None:

@@ -1,0 +1,813 @@
+"""The facts engine checked against real PyTorch (CPU) on generated programs: right when it speaks.
+
+``program_gen`` writes random straight-line programs (plus ``if``/``else`` and small functions),
+many of them invalid on purpose. Each one is
+
+1. run for real (:func:`run_program`): top-level statement by top-level statement, in a fresh
+   namespace, until the first one that raises; every assignment, at any depth, records a
+   snapshot of what it bound, and the untaken branch of each ``if`` is run too, on a copy, so both
+   branches are checked;
+2. analysed (:func:`analyse`): ``Inference(ModuleIndex(tree)).run()`` on the same text;
+3. compared (:func:`check_program`): each fact the engine states (dtype, int dims, strides,
+   device, requires_grad, is_leaf, ndarray dtype/shape, int scalars, sequence lengths, module
+   parameters, dtypes) must equal torch's; symbolic dims must at least be consistent with each
+   other; where torch raised, the engine must not claim a value for that target once all inputs
+   were fully known to it. At the end of the module, ``module_env.vars`` must agree with the
+   namespace.
+
+Silence is allowed: a fact the engine does not know is counted (coverage, per property) and an
+op whose inputs were all fully known but whose result is unknown is counted per op kind ("engine
+silent"). ``test_coverage_sweep`` prints the report; hypothesis shrinks any disagreement to a
+minimal program, which is in the failure message.
+
+Engine bugs found so far are in ``KNOWN_BUGS``: each has a minimal repro pinned by a strict xfail
+test, and the generated tests skip disagreements matching it, so the suite stays green while the
+bug is visible (fix the engine -> the xfail turns XPASS -> remove the entry).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import warnings
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+torch = pytest.importorskip("torch")
+np = pytest.importorskip("numpy")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from program_gen import HEADER, DataChooser, Program, RandomChooser, generate  # noqa: E402
+
+from torchwise.analysis.dims import Sym, fmt_shape  # noqa: E402
+from torchwise.analysis.infer import Inference  # noqa: E402
+from torchwise.analysis.scopes import ModuleIndex  # noqa: E402
+from torchwise.analysis.values import (  # noqa: E402
+    DeviceValue, DtypeValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, TensorValue,
+)
+
+FILENAME = "<program>"
+IMPORTED = {"torch", "nn", "F", "np"}
+# Errors that depend on the values in tensors, not on facts the engine could know.
+DATA_DEPENDENT = re.compile(r"index out of range in self|Class values must be|Target -?\d+ is out of bounds"
+                            r"|ZeroDivisionError|Integers to negative integer powers")
+
+
+@pytest.fixture(autouse=True)
+def restore_default_dtype():
+    before = torch.get_default_dtype()
+    yield
+    torch.set_default_dtype(before)
+
+
+# -- snapshots of real values ---------------------------------------------------------------------------
+def snapshot(value) -> dict:
+    """The facts of a real value, taken at once (a later in-place op must not change them)."""
+    try:
+        if isinstance(value, torch.Tensor):
+            return {"type": "tensor", "dtype": str(value.dtype).removeprefix("torch."), "shape": tuple(value.shape),
+                    "strides": tuple(value.stride()), "device": str(value.device),
+                    "requires_grad": value.requires_grad, "is_leaf": value.is_leaf}
+        if isinstance(value, np.ndarray):
+            return {"type": "ndarray", "dtype": value.dtype.name, "shape": tuple(value.shape)}
+        if isinstance(value, torch.dtype):
+            return {"type": "dtype", "dtype": str(value).removeprefix("torch.")}
+        if isinstance(value, torch.device):
+            return {"type": "device", "device": str(value)}
+        if isinstance(value, (tuple, list)):
+            kind = "size" if isinstance(value, torch.Size) else "list" if isinstance(value, list) else "tuple"
+            return {"type": "seq", "kind": kind, "items": [snapshot(v) for v in value]}
+        if isinstance(value, (bool, int, float, complex, str)) or value is None:
+            kind = "none" if value is None else type(value).__name__
+            return {"type": "scalar", "kind": kind, "value": value}
+        if isinstance(value, torch.nn.Module):
+            return {"type": "module", "kind": type(value).__name__,
+                    "params": {n: snapshot(p) for n, p in value.named_parameters(recurse=False)}}
+    except Exception as error:  # never let the recorder raise inside the program
+        return {"type": "other", "what": f"snapshot failed: {error!r}"}
+    return {"type": "other", "what": type(value).__name__}
+
+
+# -- the runner --------------------------------------------------------------------------------------------
+@dataclass
+class Run:
+    values: dict = field(default_factory=lambda: defaultdict(list))  # (line, col) -> [snapshot, ...]
+    # (line, col) -> [(message, None), or (message, line) when it raised inside a called function]
+    errors: dict = field(default_factory=lambda: defaultdict(list))
+    raised_line: Optional[int] = None  # the top-level statement that raised
+    error: Optional[str] = None
+    final: dict = field(default_factory=dict)  # generated name -> snapshot at the end
+
+
+def target_names(stmt) -> list:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    return [n for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+
+
+def key(name: ast.Name) -> tuple:
+    return name.lineno, name.col_offset
+
+
+class _Instrument(ast.NodeTransformer):
+    """After every assignment, at any depth: ``__rec__(line, col, name)`` for each target name."""
+
+    def body(self, stmts: list) -> list:
+        out = []
+        for stmt in stmts:
+            out.append(self.visit(stmt))
+            if isinstance(stmt, (ast.Assign, ast.AugAssign)):
+                for name in target_names(stmt):
+                    call = ast.Call(ast.Name("__rec__", ast.Load()),
+                                    [ast.Constant(name.lineno), ast.Constant(name.col_offset),
+                                     ast.Name(name.id, ast.Load())], [])
+                    out.append(ast.fix_missing_locations(ast.copy_location(ast.Expr(call), stmt)))
+        return out
+
+    def visit_FunctionDef(self, node):
+        node.body = self.body(node.body)
+        return node
+
+    def visit_If(self, node):
+        node.body, node.orelse = self.body(node.body), self.body(node.orelse)
+        return node
+
+
+def _error_line(error: BaseException) -> Optional[int]:
+    line, tb = None, error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == FILENAME:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _exec(stmts: list, ns: dict) -> None:
+    exec(compile(ast.Module(stmts, []), FILENAME, "exec"), ns)
+
+
+def run_program(source: str) -> Run:
+    """Execute the program for real, top-level statement by statement, until the first raise."""
+    run = Run()
+    original = ast.parse(source)
+    targets_at = defaultdict(list)  # line -> target keys of the assignment on that line
+    for node in ast.walk(original):
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets_at[node.lineno] += [key(n) for n in target_names(node)]
+
+    def record(line, col, value):
+        run.values[(line, col)].append(snapshot(value))
+
+    def fail(error: BaseException, top: Optional[ast.stmt]):
+        message = f"{type(error).__name__}: {error}".splitlines()[0][:300]
+        inner = _error_line(error)
+        for k in targets_at.get(inner, ()):
+            run.errors[k].append((message, None))
+        if top is not None and top.lineno != inner:
+            # Raised inside a function this statement called, on line ``inner``.
+            for k in targets_at.get(top.lineno, ()):
+                run.errors[k].append((message, inner))
+        return message
+
+    ns = {"__rec__": record, "__name__": "__program__"}
+    default = torch.get_default_dtype()
+    torch.manual_seed(0)
+    np.random.seed(0)
+    instrument = _Instrument()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for top in ast.parse(source).body:
+                if isinstance(top, ast.If):
+                    _run_untaken_branch(top, ns, fail)
+                try:
+                    _exec(instrument.body([top]), ns)
+                except Exception as error:
+                    run.raised_line, run.error = top.lineno, fail(error, top)
+                    break
+    finally:
+        torch.set_default_dtype(default)
+    run.final = {n: snapshot(v) for n, v in ns.items() if re.fullmatch(r"v\d+", n)}
+    return run
+
+
+def _run_untaken_branch(stmt: ast.If, ns: dict, fail) -> None:
+    """Run the branch the program will not take, on a copy of the namespace, with the RNG put back."""
+    try:
+        taken = bool(eval(compile(ast.Expression(stmt.test), FILENAME, "eval"), ns))
+    except Exception:
+        return  # the if statement itself raises: the main run reports it
+    branch = stmt.orelse if taken else stmt.body
+    rng, np_rng = torch.get_rng_state(), np.random.get_state()
+    default = torch.get_default_dtype()
+    side = dict(ns)
+    try:
+        for inner in _Instrument().body(branch):
+            try:
+                _exec([inner], side)
+            except Exception as error:
+                fail(error, None)
+                break
+    finally:
+        torch.set_rng_state(rng)
+        np.random.set_state(np_rng)
+        torch.set_default_dtype(default)
+
+
+# -- the engine ---------------------------------------------------------------------------------------
+@dataclass
+class Analysis:
+    inf: Inference
+    targets: dict  # (line, col) -> (Name node, its statement, the enclosing function or None)
+    top_names: dict  # name -> [(line, Name node)] of module-level (incl. if-branch) bindings
+    returns: dict  # line -> ast.Return
+
+
+def analyse(source: str) -> Analysis:
+    tree = ast.parse(source)
+    inf = Inference(ModuleIndex(tree, wanted=(ast.Call,))).run()
+    targets, top_names = {}, defaultdict(list)
+
+    def visit(stmts, function):
+        for stmt in stmts:
+            if isinstance(stmt, (ast.Assign, ast.AugAssign)):
+                for name in target_names(stmt):
+                    targets[key(name)] = (name, stmt, function)
+                    if function is None:
+                        top_names[name.id].append((name.lineno, name))
+            elif isinstance(stmt, ast.If):
+                visit(stmt.body, function)
+                visit(stmt.orelse, function)
+            elif isinstance(stmt, ast.FunctionDef):
+                visit(stmt.body, stmt)
+    visit(tree.body, None)
+    returns = {n.lineno: n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None}
+    return Analysis(inf, targets, top_names, returns)
+
+
+def fully_known(value) -> bool:
+    """The engine knows everything about this value that matters to an op."""
+    if isinstance(value, TensorValue):
+        return (value.dtype is not None and value.device is not None and value.requires_grad is not None
+                and value.shape is not None and all(type(d) is int for d in value.shape)
+                and value.strides is not None and all(type(s) is int for s in value.strides))
+    if isinstance(value, NdarrayValue):
+        return value.dtype is not None and value.shape is not None and all(type(d) is int for d in value.shape)
+    if isinstance(value, ScalarValue):
+        return value.kind is not None and (value.kind != "int" or type(value.value) is int)
+    if isinstance(value, SeqValue):
+        return value.items is not None and all(fully_known(i) for i in value.items)
+    if isinstance(value, ModuleValue):
+        return all(fully_known(p) for _, p in value.params)
+    if isinstance(value, DtypeValue):
+        return value.dtype is not None
+    if isinstance(value, DeviceValue):
+        return value.device is not None
+    return False
+
+
+def inputs_known(analysis: Analysis, stmt) -> bool:
+    """Every variable the statement reads is fully known to the engine where it reads it."""
+    loads = [n for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+             and n.id not in IMPORTED and not re.fullmatch(r"f\d+", n.id)]
+    values = [analysis.inf.values.get(n) for n in loads]
+    if isinstance(stmt, ast.AugAssign):  # the target's value before: its latest earlier binding
+        earlier = [node for line, node in analysis.top_names.get(stmt.target.id, ()) if line < stmt.lineno]
+        values.append(analysis.inf.values.get(earlier[-1]) if earlier else None)
+    return all(fully_known(v) for v in values)
+
+
+# -- comparing -------------------------------------------------------------------------------------------
+@dataclass
+class Stats:
+    programs: int = 0
+    statements: int = 0
+    raised: int = 0
+    facts: Counter = field(default_factory=Counter)  # (property, "stated"|"unknown") -> n
+    ops: dict = field(default_factory=lambda: defaultdict(Counter))  # kind -> {"full","partial","silent"}
+    errors: Counter = field(default_factory=Counter)
+    known_bugs: Counter = field(default_factory=Counter)
+
+    def report(self) -> str:
+        out = [f"{self.programs} programs, {self.statements} assignments checked, {self.raised} programs end "
+               f"in an error; {sum(n for (_, s), n in self.facts.items() if s == 'stated')} facts stated and "
+               f"checked against torch"]
+        out.append("coverage per property (stated / checked):")
+        for prop in sorted({p for p, _ in self.facts}):
+            stated, unknown = self.facts[(prop, "stated")], self.facts[(prop, "unknown")]
+            out.append(f"  {prop:22} {stated:6} / {stated + unknown:6}  {100 * stated / max(stated + unknown, 1):5.1f}%")
+        out.append("errors: " + ", ".join(f"{k} {v}" for k, v in sorted(self.errors.items())))
+        out.append("op results with every input fully known (full = dtype+shape known; silent = no value):")
+        for kind, c in sorted(self.ops.items(), key=lambda kv: -kv[1]["silent"] / max(sum(kv[1].values()), 1)):
+            total = sum(c.values())
+            out.append(f"  {kind:24} n={total:5}  full {100 * c['full'] / total:5.1f}%  partial "
+                       f"{100 * c['partial'] / total:5.1f}%  silent {100 * c['silent'] / total:5.1f}%")
+        if self.known_bugs:
+            out.append("known engine bugs hit: " + ", ".join(f"{k} x{v}" for k, v in self.known_bugs.items()))
+        return "\n".join(out)
+
+
+class Comparer:
+    def __init__(self, stats: Stats, where: str):
+        self.stats, self.where = stats, where
+        self.problems: list = []
+        self.symbols: dict = {}  # Sym -> the int it was at runtime (module level)
+        self.op, self.name = "?", "?"  # the statement's op kind and the variable being compared
+
+    def fact(self, prop: str, stated: bool, ok: bool = True, detail: str = ""):
+        self.stats.facts[(prop, "stated" if stated else "unknown")] += 1
+        if stated and not ok:
+            self.problems.append(Problem(prop, self.op, self.name, f"{self.where}: {prop}: {detail}"))
+
+    def compare(self, engine, real: dict, symbols: Optional[dict] = None):
+        symbols = self.symbols if symbols is None else symbols
+        kind = real["type"]
+        if engine is None:
+            return
+        expected = {"tensor": TensorValue, "ndarray": NdarrayValue, "dtype": DtypeValue, "device": DeviceValue,
+                    "seq": SeqValue, "scalar": ScalarValue, "module": ModuleValue}.get(kind)
+        if not isinstance(engine, expected or ()):
+            self.fact("value type", True, False, f"engine says {engine!r}, torch made a {kind} {real}")
+            return
+        if kind == "tensor":
+            self.tensor(engine, real, symbols)
+        elif kind == "ndarray":
+            self.fact("ndarray.dtype", engine.dtype is not None,
+                      engine.dtype is not None and engine.dtype.short == real["dtype"],
+                      f"engine {engine.dtype}, numpy {real['dtype']}")
+            self.shape("ndarray.shape", engine.shape, real["shape"], symbols)
+        elif kind == "dtype":
+            self.fact("dtype value", engine.dtype is not None,
+                      engine.dtype is not None and engine.dtype.short == real["dtype"],
+                      f"engine {engine.dtype}, torch {real['dtype']}")
+        elif kind == "device":
+            self.fact("device value", engine.device is not None, engine.device == real["device"],
+                      f"engine {engine.device}, torch {real['device']}")
+        elif kind == "scalar":
+            self.fact("scalar.kind", True, engine.kind == real["kind"], f"engine {engine!r}, torch {real['value']!r}")
+            if engine.kind == "int" and real["kind"] == "int":
+                stated = type(engine.value) is int
+                self.fact("scalar.int", stated, engine.value == real["value"],
+                          f"engine {engine.value}, torch {real['value']}")
+        elif kind == "seq":
+            kinds = {"size": ("size",), "tuple": ("tuple",), "list": ("list",)}
+            self.fact("seq.kind", True, engine.kind in kinds[real["kind"]] or engine.kind == "tuple" and
+                      real["kind"] == "size", f"engine {engine.kind}, torch {real['kind']}")
+            if engine.items is not None:
+                ok = len(engine.items) == len(real["items"])
+                self.fact("seq.length", True, ok, f"engine {len(engine.items)} items, torch {len(real['items'])}")
+                if ok:
+                    for item, real_item in zip(engine.items, real["items"]):
+                        self.compare(item, real_item, symbols)
+            else:
+                self.fact("seq.length", False)
+        elif kind == "module":
+            self.fact("module.kind", True, engine.kind == real["kind"], f"engine {engine.kind}, torch {real['kind']}")
+            for name, param in engine.params:
+                if name in real["params"]:
+                    self.compare(param, real["params"][name], {})
+                else:
+                    self.fact("module.params", True, False, f"engine has a parameter {name!r}, torch does not")
+
+    def tensor(self, engine: TensorValue, real: dict, symbols: dict):
+        self.fact("tensor.dtype", engine.dtype is not None,
+                  engine.dtype is not None and engine.dtype.short == real["dtype"],
+                  f"engine {engine.dtype}, torch {real['dtype']}")
+        self.shape("tensor.shape", engine.shape, real["shape"], symbols)
+        strides = engine.strides
+        if strides is not None and engine.shape is not None and len(strides) != len(engine.shape):
+            self.fact("tensor.strides", True, False, f"{len(strides)} strides for shape {engine.shape}")
+        elif strides is not None and len(strides) == len(real["strides"]) and all(type(s) is int for s in strides):
+            # The engine's convention: the stride of a size-1 dim is not stated (torch never reads it).
+            checked = [(s, r) for s, r, n in zip(strides, real["strides"], real["shape"]) if n != 1]
+            self.fact("tensor.strides", True, all(s == r for s, r in checked),
+                      f"engine {strides}, torch {real['strides']} (shape {real['shape']})")
+        elif strides is not None and len(strides) != len(real["strides"]):
+            self.fact("tensor.strides", True, False, f"engine {strides}, torch {real['strides']}")
+        else:
+            self.fact("tensor.strides", False)
+        self.fact("tensor.device", engine.device is not None, engine.device == real["device"],
+                  f"engine {engine.device}, torch {real['device']}")
+        self.fact("tensor.requires_grad", engine.requires_grad is not None,
+                  engine.requires_grad == real["requires_grad"],
+                  f"engine {engine.requires_grad}, torch {real['requires_grad']} (dtype {real['dtype']})")
+        self.fact("tensor.is_leaf", engine.is_leaf is not None, engine.is_leaf == real["is_leaf"],
+                  f"engine {engine.is_leaf}, torch {real['is_leaf']} (dtype {real['dtype']})")
+
+    def shape(self, prop: str, shape, real: tuple, symbols: dict):
+        if shape is None:
+            self.fact(prop, False)
+            return
+        if len(shape) != len(real):
+            self.fact(prop, True, False, f"engine {fmt_shape(shape)}, torch {real}")
+            return
+        if all(type(d) is int for d in shape):
+            self.fact(prop, True, tuple(shape) == real, f"engine {fmt_shape(shape)}, torch {real}")
+            return
+        self.fact(prop, False)
+        self.fact(prop.replace("shape", "rank"), True)
+        ok = True
+        for dim, size in zip(shape, real):
+            if type(dim) is int:
+                ok &= dim == size
+            elif isinstance(dim, Sym):
+                ok &= symbols.setdefault(dim, size) == size
+        self.fact(prop.replace("shape", "int/symbolic dims"), True, ok,
+                  f"engine {fmt_shape(shape)}, torch {real} (symbols seen: {symbols})")
+
+
+def check_program(program: Program, stats: Stats) -> list:
+    """Run, analyse, compare. Returns the disagreements (known bugs filtered out and counted)."""
+    source = program.source()
+    kinds = program.kinds()
+    run = run_program(source)
+    stats.programs += 1
+    try:
+        analysis = analyse(source)
+    except Exception as error:  # the engine itself must never raise
+        return _known_or_new([Problem("engine crashes", "analysis", "", f"the analysis raises {error!r}")], stats)
+    stats.raised += run.raised_line is not None
+    comparer = Comparer(stats, "")
+    for k in sorted(set(run.values) | set(run.errors)):
+        if k not in analysis.targets:
+            continue
+        node, stmt, function = analysis.targets[k]
+        engine = analysis.inf.values.get(node)
+        known = inputs_known(analysis, stmt)
+        op = kinds.get(k[0], "?")
+        comparer.where = f"line {k[0]} `{ast.unparse(stmt)}` ({node.id})"
+        comparer.op, comparer.name = op, node.id
+        stats.statements += 1
+        for real in run.values.get(k, ()):
+            comparer.compare(engine, real, None if function is None else {})
+        if run.values.get(k) and known:
+            real = run.values[k][0]
+            if engine is None:
+                stats.ops[op]["silent"] += 1
+            elif real["type"] != "tensor" or (isinstance(engine, TensorValue) and engine.dtype is not None
+                                              and engine.shape is not None):
+                stats.ops[op]["full"] += 1
+            else:
+                stats.ops[op]["partial"] += 1
+        for message, inner in run.errors.get(k, ()):
+            strict = known
+            if inner is not None:
+                # Raised inside the called function: the call's value is the function's summary,
+                # which must be None only when the ``return`` itself raised from known inputs.
+                ret = analysis.returns.get(inner)
+                strict = ret is not None and inputs_known(analysis, ret)
+            if DATA_DEPENDENT.search(message):
+                stats.errors["data-dependent (not checked)"] += 1
+            elif engine is None:
+                stats.errors["raised, engine gives None"] += 1
+            elif inner is not None and not strict:
+                stats.errors["raised inside a called function, from partly known values"] += 1
+            elif strict:
+                comparer.problems.append(Problem(RAISES, op, node.id, f"{comparer.where}: torch raises "
+                                                 f"<{message}> but the engine claims {engine!r}"))
+            else:
+                stats.errors["raised, engine claims a value from partly known inputs"] += 1
+    # The end of the module: names whose every binding ran.
+    unexecuted = set()
+    if run.raised_line is not None:
+        unexecuted = {name for name, bindings in analysis.top_names.items()
+                      if any(line >= run.raised_line for line, _ in bindings)}
+    for name, real in run.final.items():
+        if name in unexecuted:
+            continue
+        comparer.where = f"end of module: {name}"
+        comparer.op, comparer.name = "end of module", name
+        comparer.compare(analysis.inf.module_env.vars.get(name), real)
+    wrong = {p.name for p in comparer.problems if p.op != "end of module"}
+    return _known_or_new([p for p in comparer.problems if not (p.op == "end of module" and p.name in wrong)], stats)
+
+
+def _known_or_new(problems: list, stats: Stats) -> list:
+    """The problems that are not known bugs. After a known bug, the rest of the program is not
+    judged: a wrong fact propagates (and hypothesis finds a new bug in other programs too)."""
+    if problems:
+        bug = next((b for b in KNOWN_BUGS if b.matches(problems[0].prop, problems[0].op, problems[0].message)), None)
+        if bug is not None:
+            stats.known_bugs[bug.name] += 1
+            return []
+    return problems
+
+
+@dataclass
+class Problem:
+    prop: str  # the property that disagrees, or RAISES
+    op: str  # the op kind of the statement (program_gen's label), "end of module" for the final check
+    name: str  # the variable
+    message: str
+
+    def __str__(self):
+        return self.message
+
+
+def explain(program: Program, problems: list) -> str:
+    return "the engine disagrees with torch:\n  " + "\n  ".join(map(str, problems)) + "\nin the program:\n" + \
+        program.source()[len(HEADER):]
+
+
+# -- known engine bugs ---------------------------------------------------------------------------------------
+@dataclass
+class KnownBug:
+    """An engine bug found by this suite: what it looks like in a problem, and minimal repros.
+
+    Each repro is a program body (after the imports) whose last line assigns the variable to look
+    at; ``test_known_engine_bug`` runs each one as a strict xfail."""
+
+    name: str
+    reason: str
+    repros: tuple
+    prop: str = ""  # a regex on the property ("claims a value where torch raises", "tensor.dtype", ...)
+    op: str = ""  # a regex on the op kind of the statement
+    message: str = ""  # a regex on the message
+
+    def matches(self, prop: str, op: str, message: str) -> bool:
+        return bool(re.search(self.prop, prop) and re.search(self.op, op) and re.search(self.message, message))
+
+
+RAISES = "claims a value where torch raises"
+KNOWN_BUGS: list = [
+    # -- the engine gives a value for a statement that raises ------------------------------------------
+    KnownBug(
+        "factory-dtype-without-kernel",
+        "random/linspace factories with a dtype torch has no kernel for raise; the engine gives a tensor",
+        ("y = torch.rand(2, dtype=torch.int64)\n",
+         "y = torch.randn(2, dtype=torch.int32)\n",
+         "x = torch.zeros(2, dtype=torch.int64)\ny = torch.rand_like(x)\n",
+         "y = torch.linspace(0, 1, 3, dtype=torch.bool)\n"),
+        prop=RAISES, op=r"^torch\.|call", message=r"not implemented for"),
+    KnownBug(
+        "requires-grad-on-integers",
+        "requires_grad=True with an integer/bool dtype raises; the engine gives a tensor",
+        ("y = torch.zeros(2, dtype=torch.int64, requires_grad=True)\n",
+         "y = torch.tensor([1, 2], requires_grad=True)\n"),
+        prop=RAISES, message=r"can require gradients"),
+    KnownBug(
+        "arange-step-sign",
+        "arange whose step points away from the end raises; the engine gives shape (0,)",
+        ("y = torch.arange(5, 0)\n", "y = torch.arange(0, 5, -1)\n"),
+        prop=RAISES, message=r"inconsistent with step sign"),
+    KnownBug(
+        "inplace-not-checked",
+        "`t op= x` keeps t's facts without checking that torch accepts it: the result dtype must cast "
+        "to t's, the broadcast shape must be t's shape, no bool subtraction, not a leaf requiring grad",
+        ("x = torch.zeros(3, dtype=torch.int64)\nx += 1.5\n",
+         "x = torch.zeros(3, dtype=torch.int64)\nx /= 2\n",
+         "x = torch.zeros(3)\nx += torch.zeros(2, 3)\n",
+         "x = torch.ones(2, dtype=torch.bool)\nx -= x\n",
+         "x = torch.zeros(3, requires_grad=True)\nx += 1\n"),
+        prop=RAISES, op=r"augassign"),
+    KnownBug(
+        "matmul-on-bool",
+        "matmul/dot/linear/einsum products of bool tensors raise (no bool kernel); the engine gives a bool "
+        "tensor",
+        ("x = torch.ones(3, dtype=torch.bool)\ny = x @ x\n",
+         "x = torch.ones(2, 3, dtype=torch.bool)\ny = x @ torch.ones(3, 1, dtype=torch.bool)\n",
+         "x = torch.ones(2, 4, dtype=torch.bool)\ny = F.linear(x, torch.ones(3, 4, dtype=torch.bool))\n",
+         "x = torch.ones(2, 2, dtype=torch.bool)\ny = torch.einsum('ij,jk->ik', x, x)\n"),
+        prop=RAISES, op=r"matmul|F.linear|einsum|call", message=r"not implemented for 'Bool'"),
+    KnownBug(
+        "bool-and-complex-ops",
+        "ops torch rejects for bool or complex tensors get a value: bool - bool, -bool, bool ** bool, "
+        "relu/argmax of bool, complex <, complex relu, complex argmin",
+        ("x = torch.ones(2, dtype=torch.bool)\ny = x - x\n",
+         "x = torch.ones(2, dtype=torch.bool)\ny = -x\n",
+         "x = torch.ones(2, dtype=torch.bool)\ny = x ** x\n",
+         "x = torch.ones(2, dtype=torch.bool)\ny = x.relu()\n",
+         "x = torch.ones(2, dtype=torch.bool)\ny = x.argmax()\n",
+         "x = torch.ones(2, dtype=torch.complex64)\ny = x < x\n",
+         "x = torch.ones(2, dtype=torch.complex64)\ny = x.relu()\n",
+         "x = torch.ones(2, dtype=torch.complex64)\ny = x.argmin()\n"),
+        prop=RAISES, message=r"not implemented for '(Bool|Complex)|is not supported|does not support (complex|bool)"
+                             r"|Boolean inputs not supported"),
+    KnownBug(
+        "matmul-mixed-dtypes",
+        "matmul-like ops and layers need equal dtypes (no promotion); with different dtypes the engine "
+        "drops the dtype but still claims the shape (LayerNorm keeps the input's dtype)",
+        ("x = torch.randn(2, 3)\ny = x @ torch.randn(3, dtype=torch.float64)\n",
+         "x = torch.ones(2, 3, dtype=torch.int64)\ny = x @ torch.randn(3, 2)\n",
+         "x = torch.ones(2, 2, dtype=torch.int64)\ny = torch.einsum('ij,jk->ik', x, torch.randn(2, 2))\n",
+         "x = torch.randn(2, 4, dtype=torch.float64)\ny = nn.Linear(4, 3)(x)\n",
+         "x = torch.randn(1, 3, 4, 4, dtype=torch.float64)\ny = nn.Conv2d(3, 2, 3, 1, 1)(x)\n"),
+        prop=RAISES, message=r"same dtype|should be the same|expected scalar type|mixed dtype|same datatype"),
+    KnownBug(
+        "mean-of-integers",
+        "mean of an integer/bool tensor raises; the engine gives a tensor with dtype None but a shape",
+        ("x = torch.ones(2, 4, dtype=torch.int64)\ny = x.mean()\n",
+         "x = torch.ones(2, 4, dtype=torch.bool)\ny = x.mean(0)\n"),
+        prop=RAISES, message=r"could not infer output dtype"),
+    KnownBug(
+        "cross-entropy-not-checked",
+        "F.cross_entropy checks neither the input's rank and dtype nor the target's shape and dtype; "
+        "the engine always gives shape ()",
+        ("x = torch.randn(2, 4)\ny = F.cross_entropy(x, torch.zeros(3, dtype=torch.int64))\n",
+         "x = torch.randn(2, 4)\ny = F.cross_entropy(x, torch.zeros(2))\n",
+         "x = torch.tensor(1.0)\ny = F.cross_entropy(x, torch.zeros(2, dtype=torch.int64))\n",
+         "x = torch.ones(2, 4, dtype=torch.int64)\ny = F.cross_entropy(x, torch.zeros(2, dtype=torch.int64))\n"),
+        prop=RAISES, op=r"F.cross_entropy|call"),
+    KnownBug(
+        "reductions-of-empty-tensors",
+        "argmax/argmin/amax/amin/max/min of an empty tensor without dim, or over a zero-size dim, raise",
+        ("x = torch.zeros(0)\ny = x.argmax()\n",
+         "x = torch.zeros(0)\ny = x.amax()\n",
+         "x = torch.zeros(2, 0)\ny = x.argmax(1)\n",
+         "x = torch.zeros(2, 0)\ny = x.max(1)\n"),
+        prop=RAISES, message=r"Expected reduction dim"),
+    KnownBug(
+        "len-of-0d",
+        "len() of a 0-d tensor raises TypeError; the engine gives an int",
+        ("x = torch.tensor(1.0)\nn = len(x)\n",),
+        prop=RAISES, message=r"len\(\) of a 0-d tensor"),
+    KnownBug(
+        "maxpool-empty-feature-dim",
+        "MaxPool2d of a 4-D input whose dim 1 (not the batch) is 0 raises; the engine gives a shape",
+        ("x = torch.zeros(2, 0, 2, 4)\ny = nn.MaxPool2d(2)(x)\n",),
+        prop=RAISES, message=r"Expected 3D or 4D"),
+    # -- the engine crashes ---------------------------------------------------------------------------
+    KnownBug(
+        "size-of-0d-crashes",
+        "x.size(0) of a 0-d tensor: the analysis raises IndexError (torch raises IndexError too)",
+        ("x = torch.tensor(1.0)\nn = x.size(0)\n",),
+        prop=r"engine crashes", message=r"IndexError"),
+    # -- wrong facts ------------------------------------------------------------------------------------------
+    KnownBug(
+        "compare-of-unknowns-is-a-python-bool",
+        "`a > b` with neither operand known is taken for a Python bool; a tensor comparison gives a tensor",
+        ("x = torch.nonzero(torch.ones(3))\ny = x > 0\n",),
+        prop=r"value type", message=r"ScalarValue\(kind='bool'"),
+    KnownBug(
+        "integer-results-require-grad",
+        "results with an integer/bool dtype never require grad (comparisons, .int()/.bool()/.to(int), "
+        "all/any, argmax); the engine copies requires_grad (and is_leaf) from the input",
+        ("x = torch.ones(3, requires_grad=True)\ny = x < x\n",
+         "x = torch.ones(3, requires_grad=True)\ny = x.int()\n",
+         "x = torch.ones(3, requires_grad=True)\ny = x.to(torch.int8)\n",
+         "x = torch.ones(3, requires_grad=True)\ny = x.all()\n",
+         "x = torch.randn(3, requires_grad=True)\ny = x.argmax()\n"),
+        prop=r"requires_grad|is_leaf", message=r"\(dtype (bool|u?int\d+)\)$"),
+    KnownBug(
+        "cast-keeps-is-leaf",
+        ".double()/.half()/... that change the dtype of a leaf requiring grad make a non-leaf; the "
+        "engine keeps is_leaf=True",
+        ("x = torch.ones(3, requires_grad=True)\ny = x.double()\n",),
+        prop=r"is_leaf", message=r"engine True, torch False \(dtype (float|bfloat|complex)"),
+    KnownBug(
+        "square-of-bool",
+        "torch.square of a bool tensor gives int64 (it is pow(x, 2)); the engine keeps bool",
+        ("x = torch.ones(3, dtype=torch.bool)\ny = torch.square(x)\n",),
+        prop=r"tensor.dtype", op=r"square", message=r"engine DType.bool, torch int64"),
+    KnownBug(
+        "einsum-sum-of-integers",
+        "an einsum that sums a single integer/bool operand gives int64 (it is a sum); the engine keeps "
+        "the input's dtype",
+        ("x = torch.ones(2, 3, dtype=torch.int32)\ny = torch.einsum('ij->', x)\n",
+         "x = torch.ones(2, 3, dtype=torch.bool)\ny = torch.einsum('ij->i', x)\n"),
+        prop=r"tensor.dtype", op=r"einsum"),
+    KnownBug(
+        "layout-preserving-ops",
+        "dtype conversions, *_like factories and torch.where keep a permuted input's dim order "
+        "(memory_format=torch.preserve_format); the engine claims row-major strides",
+        ("x = torch.randn(2, 3)\ny = x.t().double()\n",
+         "x = torch.randn(2, 3)\ny = x.t().to(torch.float64)\n",
+         "x = torch.randn(2, 3)\ny = torch.zeros_like(x.t())\n",
+         "x = torch.randn(2, 3)\ny = torch.where(x.t() > 0, x.t(), 0.0)\n"),
+        prop=r"tensor.strides", op=r"^\.|_like|torch.where|einsum|call"),
+    KnownBug(
+        "empty-tensor-strides",
+        "empty tensors: torch strides them in ways the engine does not follow - all zeros when made "
+        "from an empty ndarray, and element-wise results of a permuted empty tensor keep its dim order",
+        ("y = torch.from_numpy(np.zeros((0, 2)))\n",
+         "y = torch.tensor(np.random.rand(0, 2, 3))\n",
+         "y = torch.as_tensor(np.zeros((2, 1, 0)))\n",
+         "x = torch.zeros(4, 0, 3).transpose(0, 2)\ny = x + 1\n"),
+        prop=r"tensor.strides", message=r"\(shape \([^)]*\b0\b"),
+]
+
+
+# -- the tests ---------------------------------------------------------------------------------------------
+STATS = Stats()
+
+
+@settings(max_examples=700, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_generated_programs_agree_with_torch(data):
+    program = generate(DataChooser(data))
+    problems = check_program(program, STATS)
+    assert not problems, explain(program, problems)
+
+
+SWEEP = 1500
+
+
+def test_coverage_sweep():
+    """A fixed, seeded batch: zero disagreements, the coverage report, and floors on coverage."""
+    stats = Stats()
+    failures = []
+    for seed in range(SWEEP):
+        program = generate(RandomChooser(seed))
+        problems = check_program(program, stats)
+        if problems:
+            failures.append(f"seed {seed}: " + explain(program, problems))
+    print("\n" + stats.report())
+    assert not failures, f"{len(failures)} programs disagree; the first:\n" + failures[0]
+    stated = {p: stats.facts[(p, "stated")] / max(stats.facts[(p, "stated")] + stats.facts[(p, "unknown")], 1)
+              for p, _ in stats.facts}
+    assert stats.statements > 5 * SWEEP // 2
+    assert stats.errors["raised, engine gives None"] > SWEEP // 10  # errors are exercised
+    for prop, floor in {"tensor.dtype": 0.9, "tensor.shape": 0.8, "tensor.strides": 0.5, "tensor.device": 0.9}.items():
+        assert stated[prop] >= floor, (prop, stated[prop], stats.report())
+
+
+# -- fixed regressions from the spec -------------------------------------------------------------------------
+def engine_vars(body: str) -> dict:
+    return analyse(HEADER + body).inf.module_env.vars
+
+
+def real_vars(body: str) -> dict:
+    ns: dict = {}
+    exec(HEADER + body, ns)
+    return ns
+
+
+@pytest.mark.parametrize(("expr", "shape", "strides"), [
+    ("x.t().view(4, 3)", (4, 3), (1, 4)),
+    ("x.transpose(0, 1).view(2, 2, 3)", (2, 2, 3), (2, 1, 4)),
+    ("x.transpose(0, 1).reshape(12)", (12,), (1,)),
+    ("x.t().contiguous().view(12)", (12,), (1,)),
+])
+def test_views_after_transpose(expr, shape, strides):
+    body = f"x = torch.randn(3, 4)\ny = {expr}\n"
+    real = real_vars(body)["y"]
+    assert (tuple(real.shape), real.stride()) == (shape, strides)
+    value = engine_vars(body)["y"]
+    assert (value.shape, value.strides) == (shape, strides)
+
+
+def test_a_view_that_raises_has_no_value():
+    body = "x = torch.randn(3, 4)\ny = x.transpose(0, 1).view(12)\nz = y + 1\n"
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        real_vars(body)
+    values = engine_vars(body)
+    assert values["x"].shape == (3, 4)
+    assert values["y"] is None and values["z"] is None
+
+
+def test_symbolic_matmul_in_a_function():
+    source = HEADER + (
+        "def f(B: int, T: int, C: int):\n"
+        "    x = torch.randn(B, T, C)\n"
+        "    w = torch.randn(C, 4 * C)\n"
+        "    y = x @ w\n"
+        "    return y\n")
+    analysis = analyse(source)
+    [(node, _, _)] = [t for t in analysis.targets.values() if t[0].id == "y"]
+    value = analysis.inf.values[node]
+    assert fmt_shape(value.shape) == "(B, T, 4*C)"
+    assert value.dtype.short == "float32"
+    assert fmt_shape(analysis.inf.values[[t for t in analysis.targets.values() if t[0].id == "w"][0][0]].shape) \
+        == "(C, 4*C)"
+
+
+def test_the_runner_records_both_branches_and_the_failing_line():
+    program = ("x = torch.randn(3, 4)\n"
+               "if x.dim() > 1:\n"
+               "    y = x.sum(0)\n"
+               "else:\n"
+               "    y = x.view(5)\n"
+               "z = y @ x\n")
+    run = run_program(HEADER + program)
+    lines = {line for line, _ in run.values}
+    first = HEADER.count("\n") + 1
+    assert {first, first + 2} <= lines and first + 5 not in lines
+    assert (first + 4, 4) in run.errors and (first + 5, 0) in run.errors
+    assert run.raised_line == first + 5
+
+
+REPROS = [pytest.param(body, id=f"{bug.name}-{i}", marks=pytest.mark.xfail(strict=True, reason=bug.reason))
+          for bug in KNOWN_BUGS for i, body in enumerate(bug.repros)]
+
+
+@pytest.mark.parametrize("body", REPROS)
+def test_known_engine_bug(body):
+    """The minimal repro of a known bug: the last line's target must agree with torch."""
+    target = body.strip().splitlines()[-1].split("=")[0].strip(" +-*/")
+    try:
+        real = snapshot(real_vars(body)[target])
+    except Exception as error:  # torch raises: the engine must give no value
+        real = error
+    value = engine_vars(body).get(target)
+    if isinstance(real, Exception):
+        assert value is None, f"torch raises {real!r}; the engine claims {value!r}"
+    else:
+        comparer = Comparer(Stats(), target)
+        comparer.compare(value, real)
+        assert not comparer.problems, comparer.problems
