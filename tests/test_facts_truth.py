@@ -671,7 +671,21 @@ KNOWN_BUGS: list = [
         "the input's dtype",
         ("x = torch.ones(2, 3, dtype=torch.int32)\ny = torch.einsum('ij->', x)\n",
          "x = torch.ones(2, 3, dtype=torch.bool)\ny = torch.einsum('ij->i', x)\n"),
-        prop=r"tensor.dtype", op=r"einsum"),
+        prop=r"tensor.dtype", op=r"einsum|call"),
+    KnownBug(
+        "all-any-of-uint8",
+        "all/any of a uint8 tensor give uint8 (kept for compatibility); the engine says bool",
+        ("x = torch.ones(2, 3, dtype=torch.uint8)\ny = x.all()\n",
+         "x = torch.ones(2, 3, dtype=torch.uint8)\ny = x.any(0)\n"),
+        prop=r"tensor.dtype", message=r"engine DType.bool, torch uint8"),
+    KnownBug(
+        "no-op-views-return-self",
+        "flatten() of a 0-d/1-d tensor, nn.Flatten() of a 2-d one and .mT of a 0-d one return the input "
+        "itself (still a leaf); the engine makes a new non-leaf view",
+        ("x = torch.ones(2, requires_grad=True)\ny = x.flatten()\n",
+         "x = torch.ones(2, 3, requires_grad=True)\ny = nn.Flatten()(x)\n",
+         "x = torch.ones((), requires_grad=True)\ny = x.mT\n"),
+        prop=r"is_leaf", op=r"flatten|Flatten|mT|call", message=r"engine False, torch True"),
     KnownBug(
         "layout-preserving-ops",
         "dtype conversions, *_like factories and torch.where keep a permuted input's dim order "

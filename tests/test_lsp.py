@@ -6,6 +6,7 @@ import pytest
 from lsprotocol import types
 
 from conftest import CONFIG, Editor, apply_text_edits, pytest_lsp, start_session, wait_until
+from torchwise.rules import ALL_RULES
 from pytest_lsp import LanguageClient
 
 LEGACY = "import torch\n\nx = torch.Tensor(3, 4)\n"
@@ -148,3 +149,70 @@ async def test_hover_answers_without_error(client):
     await doc.diagnostics()
     await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=doc.uri), position=types.Position(line=2, character=0)))
+
+
+HOVER_FILE = (
+    "import torch\n"
+    "batch_size = 10000\n"
+    "data = torch.randn(batch_size, 512)\n"
+    "x = torch.randn(3, 4)\n"
+    "h = torch.randn(3)\n"
+    "bad = x + h\n"
+    "y = x.transpose(0, 1).view(12)\n"
+)
+
+
+async def hover_at(client, doc: Editor, line: int, character: int) -> str | None:
+    result = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=doc.uri),
+        position=types.Position(line=line, character=character)))
+    return result.contents.value if result is not None else None
+
+
+async def test_hover_shows_dtype_shape_device_and_why(client):
+    doc = editor(client, "hover_facts.py", HOVER_FILE).open()
+    await doc.diagnostics()
+    text = await hover_at(client, doc, 2, 1)
+    assert "Tensor[float32, (10000, 512)]" in text and "on cpu" in text and "contiguous" in text
+    assert "the default dtype float32" in text
+
+
+async def test_hover_on_an_operator_shows_the_broadcast(client):
+    doc = editor(client, "hover_broadcast.py", HOVER_FILE).open()
+    diagnostics = await doc.diagnostics()
+    assert "TW501" in [d.code for d in diagnostics]
+    text = await hover_at(client, doc, 5, 8)
+    assert "cannot broadcast (3, 4) with (3,): dim -1 is 4 vs 3" in text
+    assert "x  3 4" in text
+
+
+async def test_hover_on_view_shows_layout(client):
+    doc = editor(client, "hover_view.py", HOVER_FILE).open()
+    diagnostics = await doc.diagnostics()
+    assert "TW301" in [d.code for d in diagnostics]
+    text = await hover_at(client, doc, 6, 24)
+    assert ".view" in text and "not contiguous (strides (1, 4))" in text
+
+
+async def test_hover_on_nothing_known_is_empty(client):
+    doc = editor(client, "hover_none.py", "import os\nx = os.getcwd()\n").open()
+    await doc.diagnostics()
+    assert await hover_at(client, doc, 1, 0) is None
+
+
+FIXABLE = [(rule.code, i, ex) for rule in ALL_RULES for i, ex in enumerate(rule.invalid) if ex.fixed]
+
+
+@pytest.mark.parametrize(("code", "i", "example"), FIXABLE, ids=[f"{c}-{i}" for c, i, _ in FIXABLE])
+async def test_every_rule_fix_over_lsp(client, code, i, example):
+    """Each rule's own example: diagnostic over LSP, its quick fix applied, re-analysis clean."""
+    doc = editor(client, f"rule_{code}_{i}.py", example.code).open()
+    diagnostics = [d for d in await doc.diagnostics() if d.code == code]
+    assert len(diagnostics) == 1
+    actions = await quick_fixes(client, doc, diagnostics[0])
+    preferred = [a for a in actions if a.is_preferred and a.diagnostics[0].code == code]
+    assert preferred, [a.title for a in actions]
+    fixed = apply_text_edits(doc.text, preferred[0].edit.document_changes[0].edits)
+    assert fixed == example.fixed
+    doc.replace_all(fixed)
+    assert code not in [d.code for d in await doc.diagnostics()]
