@@ -293,6 +293,7 @@ class Stats:
     ops: dict = field(default_factory=lambda: defaultdict(Counter))  # kind -> {"full","partial","silent"}
     errors: Counter = field(default_factory=Counter)
     known_bugs: Counter = field(default_factory=Counter)
+    silent_example: dict = field(default_factory=dict)  # op kind -> a statement the engine was silent on
 
     def report(self) -> str:
         out = [f"{self.programs} programs, {self.statements} assignments checked, {self.raised} programs end "
@@ -306,8 +307,9 @@ class Stats:
         out.append("op results with every input fully known (full = dtype+shape known; silent = no value):")
         for kind, c in sorted(self.ops.items(), key=lambda kv: -kv[1]["silent"] / max(sum(kv[1].values()), 1)):
             total = sum(c.values())
+            example = f"  e.g. {self.silent_example[kind]}" if kind in self.silent_example else ""
             out.append(f"  {kind:24} n={total:5}  full {100 * c['full'] / total:5.1f}%  partial "
-                       f"{100 * c['partial'] / total:5.1f}%  silent {100 * c['silent'] / total:5.1f}%")
+                       f"{100 * c['partial'] / total:5.1f}%  silent {100 * c['silent'] / total:5.1f}%{example}")
         if self.known_bugs:
             out.append("known engine bugs hit: " + ", ".join(f"{k} x{v}" for k, v in self.known_bugs.items()))
         return "\n".join(out)
@@ -450,6 +452,7 @@ def check_program(program: Program, stats: Stats) -> list:
             real = run.values[k][0]
             if engine is None:
                 stats.ops[op]["silent"] += 1
+                stats.silent_example.setdefault(op, comparer.where)
             elif real["type"] != "tensor" or (isinstance(engine, TensorValue) and engine.dtype is not None
                                               and engine.shape is not None):
                 stats.ops[op]["full"] += 1

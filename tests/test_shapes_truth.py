@@ -22,7 +22,7 @@ from hypothesis import strategies as st  # noqa: E402
 from torchwise.analysis import shapes as S  # noqa: E402
 from torchwise.analysis.dims import Sym  # noqa: E402
 
-EXAMPLES = 300  # per op and mode
+EXAMPLES = 200  # per op and mode
 TORCH_ERRORS = (RuntimeError, IndexError, ValueError)
 
 SIZES = range(6)
@@ -127,8 +127,8 @@ def _check(ours, theirs, sym, unknown_ok, wildcard_ok):
 
 # -- generators -----------------------------------------------------------------------------
 class G:
-    """Generation from hypothesis' recorded random (``st.randoms()``): plain calls, so thousands
-    of cases take seconds, and hypothesis still replays and shrinks a failing one."""
+    """Generation from a random that hypothesis seeds (``st.randoms()``): plain calls, so thousands
+    of cases take seconds. A failure reports the whole case; hypothesis replays it."""
 
     def __init__(self, rng):
         self.rng = rng

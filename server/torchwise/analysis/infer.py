@@ -703,6 +703,18 @@ def _is_static(node) -> bool:
 
 
 def _mentions_parameters(value, node) -> bool:
+    """The value has a dimension named after one of the function's parameters."""
     params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
-    text = repr(value)
-    return any(p in text for p in params)
+    return bool(params & _symbols_in(value))
+
+
+def _symbols_in(value) -> set:
+    if isinstance(value, Sym):
+        return set(value.symbols)
+    if isinstance(value, TensorValue) or isinstance(value, NdarrayValue):
+        return set().union(*(_symbols_in(d) for d in (*(value.shape or ()), *(getattr(value, "strides", None) or ()))))
+    if isinstance(value, ScalarValue):
+        return _symbols_in(value.value)
+    if isinstance(value, SeqValue) and value.items:
+        return set().union(*(_symbols_in(i) for i in value.items))
+    return set()
