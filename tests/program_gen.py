@@ -735,7 +735,7 @@ class Generator:
         if layer == "Embedding":
             x = self.pick(env, pred=lambda v: v.dtype in (torch.int64, torch.int32) and (v.numel() == 0 or v.min() >= 0))
             t = env[x]
-            top = int(t.max()) + 1 if t.numel() and _is_int(t) else 1
+            top = max(int(t.max()) + 1, 1) if t.numel() and _is_int(t) else 1
             return f"nn.Embedding({top + self.c.integer(0, 3)}, {self.c.integer(1, 4)})({x})", "nn.Embedding(x)", 1
         if layer == "LayerNorm":
             return f"nn.LayerNorm({last if not self.bad(15) else last + 1})({x})", "nn.LayerNorm(x)", 1
@@ -775,7 +775,7 @@ class Generator:
         if fn == "one_hot":
             x = self.pick(env, pred=lambda v: v.dtype == torch.int64 and (v.numel() == 0 or v.min() >= 0))
             t = env[x]
-            top = int(t.max()) + 1 if t.numel() and _is_int(t) else 1
+            top = max(int(t.max()) + 1, 1) if t.numel() and _is_int(t) else 1
             return f"F.one_hot({x}, {top + self.c.integer(0, 2)})", "F.one_hot", 1
         x = self.pick(env, pred=lambda v: v.dim() == 2 and _is_float(v) and v.shape[1] > 0)
         t = env[x]

@@ -37,8 +37,9 @@ def tensors(namespace: dict) -> dict:
     return {k: v for k, v in namespace.items() if isinstance(v, torch.Tensor)}
 
 
+# The creation rules (TW1xx); the rules about code that raises have their own runtime test.
 RUNNABLE = [(rule.code, i, ex) for rule in ALL_RULES for i, ex in enumerate(rule.invalid)
-            if ex.fixed and "cuda" not in ex.code]
+            if rule.code.startswith("TW1") and ex.fixed and "cuda" not in ex.code]
 
 
 @pytest.fixture(autouse=True)
@@ -62,6 +63,10 @@ def test_fixed_example_builds_the_same_tensors(code, i, example):
     assert original.keys() == fixed.keys()
     for name, before in original.items():
         after = fixed[name]
+        if code == "TW104" and before.dtype == torch.float64:  # the fix's purpose: float32, same values
+            assert after.dtype == torch.float32, name
+            torch.testing.assert_close(after, before.float(), msg=name)
+            continue
         assert (after.shape, after.dtype, after.device) == (before.shape, before.dtype, before.device), name
         if code != "TW101":  # TW101's original holds uninitialized memory
             torch.testing.assert_close(after, before, msg=name)

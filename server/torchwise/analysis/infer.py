@@ -78,6 +78,8 @@ class Inference:
         self.default_float: Optional[DType] = DType.float32
         self.default_float_why = "the default dtype float32"
         self.default_device: Optional[str] = "cpu"
+        self.grad_enabled: Optional[bool] = True  # autograd recording; False under torch.no_grad()
+        self.grad_not_on: set = set()  # statements run with grad off (or maybe off)
         self._default_changed_anywhere = False
         self._default_changed_in_function = False
         self._returns: Optional[list] = None
@@ -234,6 +236,11 @@ class Inference:
         self.default_float = float_default
         self.default_float_why = "the default dtype float32" if float_default else None
         self.default_device = None if getattr(self, "_device_changed", False) else "cpu"
+        self.grad_enabled = True
+        for decorator in getattr(node, "decorator_list", ()):
+            mode = _grad_mode(decorator, scope.parent or scope)
+            if mode is not _NOT_A_GRAD_MODE:
+                self.grad_enabled = mode
         env = Env(scope, self_class=class_name)
         args = node.args
         positional = [*args.posonlyargs, *args.args]
@@ -275,6 +282,8 @@ class Inference:
     # -- statements ----------------------------------------------------------------------
     def _exec_block(self, body: Iterable[ast.stmt], env: Env) -> None:
         for stmt in body:
+            if self.grad_enabled is not True:
+                self.grad_not_on.add(stmt)
             handler = self._STATEMENTS.get(type(stmt))
             if handler is not None:
                 handler(self, stmt, env)
@@ -392,11 +401,16 @@ class Inference:
         env.vars = state.vars
 
     def _with(self, stmt, env: Env) -> None:
+        saved = self.grad_enabled
         for item in stmt.items:
             self.eval(item.context_expr, env)
+            mode = _grad_mode(item.context_expr, env.scope, self)
+            if mode is not _NOT_A_GRAD_MODE:
+                self.grad_enabled = mode
             if item.optional_vars is not None:
                 self._bind(item.optional_vars, None, env)
         self._exec_block(stmt.body, env)
+        self.grad_enabled = saved
 
     def _try(self, stmt, env: Env) -> None:
         before = env.copy()
@@ -696,6 +710,28 @@ def _scope_within(scope: Scope, node) -> bool:
             return True
         scope = scope.parent
     return False
+
+
+_NOT_A_GRAD_MODE = object()
+_GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
+                       "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
+
+
+def _grad_mode(expr: ast.expr, scope: Scope, inf=None):
+    """The grad mode a context manager or decorator sets: False, True, None (unknown), or not one."""
+    call = expr if isinstance(expr, ast.Call) else None
+    qualname = scope.qualname(call.func if call else expr)
+    if qualname in _GRAD_OFF:
+        if qualname.endswith("inference_mode") and call is not None and call.args:
+            flag = call.args[0]
+            return not flag.value if isinstance(flag, ast.Constant) and isinstance(flag.value, bool) else None
+        return False
+    if qualname == "torch.enable_grad":
+        return True
+    if qualname == "torch.set_grad_enabled" and call is not None and call.args:
+        flag = call.args[0]
+        return flag.value if isinstance(flag, ast.Constant) and isinstance(flag.value, bool) else None
+    return _NOT_A_GRAD_MODE
 
 
 def _is_static(node) -> bool:

@@ -18,8 +18,9 @@ Two conventions keep symbolic strides useful (with all-``int`` shapes everything
    (PyTorch strides an empty tensor by ``max(size, 1)`` products, so ``(B, C)`` would otherwise
    have no known stride.)
 2. The stride of a dim whose size is 1 is not stated: the one given may differ from PyTorch's.
-   PyTorch itself ignores it - contiguity, ``computeStride`` and the dense check never read
-   it - and the one place that does (``clone`` of a non-dense tensor) gives unknown strides then.
+   PyTorch itself ignores it - contiguity, ``computeStride`` (for every dim of size > 1) and
+   the dense check never depend on it - and the one place that does (``clone`` of a non-dense
+   tensor, which orders dims by stride) gives unknown strides then.
 
 Yes/no answers use neither: an empty tensor is contiguous and views as any shape, so "no" is
 said only when the tensor provably has elements, and size-1 strides do not change the answer.

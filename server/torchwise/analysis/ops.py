@@ -138,8 +138,13 @@ def make_tensor(inf, dtype, shape, device, requires_grad=False, why=None, memory
     return TensorValue(dtype, shape, device, strides, requires_grad, leaf, why, memory)
 
 
-def result_grad(*tensors) -> Optional[bool]:
+def result_grad(inf, *tensors) -> Optional[bool]:
+    """Whether an op's result requires grad: if any input does, unless grad is off (``torch.no_grad()``)."""
+    if inf.grad_enabled is False:
+        return False
     flags = [t.requires_grad for t in tensors if isinstance(t, TensorValue)]
+    if any(f is True for f in flags) and inf.grad_enabled is None:
+        return None
     if any(f is True for f in flags):
         return True
     if all(f is False for f in flags):
@@ -165,9 +170,9 @@ def output_strides(shape, *inputs):
 
 
 def derived(inf, base: TensorValue, *others, dtype="keep", shape="keep", strides="contiguous",
-            why="keep", device="keep") -> TensorValue:
+            why="keep", device="keep", saved_by=None) -> TensorValue:
     """A new tensor computed from ``base`` (and ``others``): not a leaf, grad if any input has it."""
-    grad = result_grad(base, *others)
+    grad = result_grad(inf, base, *others)
     new_shape = base.shape if shape == "keep" else shape
     return TensorValue(
         base.dtype if dtype == "keep" else dtype,
@@ -466,7 +471,7 @@ def elementwise(inf, values, op="add", result_dtype=None):
     dtype, why = elementwise_dtype(inf, values, op)
     if result_dtype is not None:
         dtype, why = result_dtype, None
-    grad = result_grad(*tensors)
+    grad = result_grad(inf, *tensors)
     return TensorValue(dtype, shape, combine_devices(values), output_strides(shape, *tensors), grad,
                        None if grad is None else not grad, why, None)
 
@@ -541,7 +546,8 @@ def ndarray_binary(left, right):
 
 def inplace_binary(inf, stmt, current: TensorValue, operand_value):
     """``t += x``: the result keeps ``t``'s dtype, shape and device (PyTorch raises otherwise)."""
-    grad = result_grad(current, operand_value) if isinstance(operand_value, TensorValue) else current.requires_grad
+    grad = result_grad(inf, current, operand_value) if isinstance(operand_value, TensorValue) \
+        else current.requires_grad
     return current.with_(requires_grad=grad, is_leaf=current.is_leaf if grad is False else (
         False if grad else None), memory=None)
 
@@ -589,7 +595,7 @@ def matmul_values(inf, left, right, kind="matmul"):
     if same_device(left.device, right.device) is False:
         return None  # TW204
     dtype = left.dtype if left.dtype is not None and left.dtype == right.dtype else None
-    grad = result_grad(left, right)
+    grad = result_grad(inf, left, right)
     return TensorValue(dtype, shape, combine_devices([left, right]), output_strides(shape, left, right), grad,
                        None if grad is None else not grad, left.why if dtype else None, None)
 
@@ -603,7 +609,8 @@ def call_qualified(inf, qualname: str, call: Call):
     if handler is not None:
         return handler(inf, call)
     if qualname.startswith("torch.nn.functional."):
-        return functional(inf, qualname.rsplit(".", 1)[1], call)
+        name = qualname.rsplit(".", 1)[1]
+        return saving_output(inf, name, functional(inf, name, call))
     if qualname.startswith("torch.nn.") and qualname.count(".") == 2:
         return layer(inf, qualname.rsplit(".", 1)[1], call)
     if qualname.startswith("torch.") and qualname.count(".") == 1:
@@ -612,7 +619,7 @@ def call_qualified(inf, qualname: str, call: Call):
             # torch.<op>(t, ...) mirrors t.<op>(...) for the ops we know as methods.
             method = TENSOR_METHODS.get(name)
             if method is not None:
-                return method(inf, call.args[0], _shifted(call))
+                return saving_output(inf, name, method(inf, call.args[0], _shifted(call)))
         return None
     if qualname.startswith("numpy."):
         return numpy_call(inf, qualname[len("numpy."):], call)
@@ -623,10 +630,22 @@ def _shifted(call: Call) -> Call:
     return Call(call.node, call.args[1:], call.kwargs, call.starred, call.env)
 
 
+# Ops whose backward reads their own output: changing that output in place breaks backward (TW303).
+# Each one is checked against real autograd in tests/test_truth_autograd.py.
+SAVES_OUTPUT = frozenset({"exp", "exp2", "expm1", "sigmoid", "tanh", "softmax", "log_softmax", "relu", "sqrt",
+                          "rsqrt", "reciprocal"})
+
+
+def saving_output(inf, name: str, result):
+    if name in SAVES_OUTPUT and isinstance(result, TensorValue) and result.requires_grad:
+        return result.with_(saved_by=name)
+    return result
+
+
 def call_method(inf, name: str, receiver, call: Call):
     if isinstance(receiver, TensorValue):
         handler = TENSOR_METHODS.get(name)
-        return handler(inf, receiver, call) if handler is not None else None
+        return saving_output(inf, name, handler(inf, receiver, call)) if handler is not None else None
     if isinstance(receiver, NdarrayValue):
         return ndarray_method(inf, name, receiver, call)
     if isinstance(receiver, ModuleValue):

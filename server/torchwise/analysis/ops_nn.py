@@ -238,7 +238,7 @@ def _accepts(module: ModuleValue, x: TensorValue) -> bool:
 
 def _output(inf, x: TensorValue, weight: TensorValue, shape) -> TensorValue:
     dtype = weight.dtype if weight.dtype == x.dtype or x.dtype is None else None
-    grad = result_grad(x, weight)
+    grad = result_grad(inf, x, weight)
     device = weight.device if weight.device == x.device else None
     return TensorValue(dtype if x.dtype is not None else None, shape, device,
                        None if shape is None else _contiguous(shape), grad, None if grad is None else not grad,

@@ -481,7 +481,7 @@ for _name in _BOOL_UNARY:
 def _inplace(inf, receiver, call: Call):
     """``t.add_(x)`` writes into ``t``: dtype, shape and device stay (or PyTorch raises)."""
     others = [a for a in call.args if isinstance(a, TensorValue)]
-    grad = result_grad(receiver, *others)
+    grad = result_grad(inf, receiver, *others)
     return receiver.with_(requires_grad=grad, memory=None, is_leaf=receiver.is_leaf if not grad else
                           (receiver.is_leaf if receiver.requires_grad else False))
 
@@ -947,3 +947,25 @@ def _device_call(inf, call: Call):
             device = f"{device}:{position}" if isinstance(position, int) and ":" not in device else None
         return DeviceValue(device)
     return DeviceValue(None)
+
+
+@_register(TORCH_FUNCTIONS, "torch.pow")
+def _pow(inf, call: Call):
+    base, exponent = call.get(0, "input"), call.get(1, "exponent")
+    if isinstance(base, TensorValue):
+        return elementwise(inf, [base, exponent], "pow") if exponent is not None else None
+    if isinstance(base, ScalarValue) and isinstance(exponent, TensorValue):
+        result = elementwise(inf, [base, exponent], "pow")
+        # pow(scalar, x)'s backward reads its result (d/dx a**x = a**x * ln a).
+        return result.with_(saved_by="pow") if result is not None and result.requires_grad else result
+    return None
+
+
+@_register(TORCH_FUNCTIONS, "torch.nn.Parameter", "torch.nn.parameter.Parameter")
+def _parameter(inf, call: Call):
+    data = call.get(0, "data")
+    flag = call.get(1, "requires_grad")
+    grad = True if flag is None else (flag.value if isinstance(flag, ScalarValue) and flag.kind == "bool" else None)
+    if not isinstance(data, TensorValue):
+        return TensorValue(requires_grad=grad, is_leaf=True)
+    return data.with_(requires_grad=grad, is_leaf=True, memory="shares memory with its data", saved_by=None)

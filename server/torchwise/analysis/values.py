@@ -23,6 +23,7 @@ class TensorValue:
     is_leaf: Optional[bool] = None
     why: Optional[str] = None  # why the dtype is what it is, for hover
     memory: Optional[str] = None  # "copies" / "shares memory with ..." for creation calls
+    saved_by: Optional[str] = None  # the op whose backward reads this very tensor (exp, sigmoid, ...)
 
     def with_(self, **changes) -> "TensorValue":
         return replace(self, **changes)
