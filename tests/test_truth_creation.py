@@ -27,6 +27,7 @@ from torchwise.rules import ALL_RULES  # noqa: E402
 def execute(code: str) -> dict:
     namespace: dict = {}
     torch.manual_seed(0)  # random factories must draw the same numbers in both versions
+    np.random.seed(0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         exec(compile(code, "<example>", "exec"), namespace)
