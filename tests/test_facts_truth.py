@@ -85,7 +85,7 @@ def snapshot(value) -> dict:
             kind = "size" if isinstance(value, torch.Size) else "list" if isinstance(value, list) else "tuple"
             return {"type": "seq", "kind": kind, "items": [snapshot(v) for v in value]}
         if isinstance(value, (bool, int, float, complex, str)) or value is None:
-            kind = "none" if value is None else type(value).__name__
+            kind = next((k.__name__ for k in (bool, int, float, complex, str) if isinstance(value, k)), "none")
             return {"type": "scalar", "kind": kind, "value": value}
         if isinstance(value, torch.nn.Module):
             return {"type": "module", "kind": type(value).__name__,

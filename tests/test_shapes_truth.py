@@ -6,6 +6,10 @@ raise too (all-``int`` inputs: ours never says "unknown", except where documente
 
 The same cases run a second time with some sizes replaced by symbols (``s3`` standing for 3,
 ``t3`` for another 3): then "unknown" is allowed, but what is said must hold for the values.
+
+``reshape`` runs a third time ("nondeg" mode) with ``nondegenerate=True``: only sizes of at least
+2 become symbols, so what is said must hold for them. And symbolic reshapes are checked against
+torch for *every* value of their symbols in ``{2, 3, 5}`` (:func:`test_nondegenerate_reshape_holds_for_sizes_at_least_2`).
 """
 
 from __future__ import annotations
@@ -36,9 +40,11 @@ def tensor(shape):
 class Symbolizer:
     """Replaces sizes by symbols that stand for them (``s3``/``t3`` = 3): identity in int mode."""
 
-    def __init__(self, seed: int | None):
+    def __init__(self, seed: int | None, nondegenerate: bool = False):
         self.rng = random.Random(seed) if seed is not None else None
         self.env: dict[str, int] = {}
+        self.nondegenerate = nondegenerate  # only sizes >= 2 become symbols; ops assume so
+        self.mode = "int" if self.rng is None else "nondeg" if nondegenerate else "sym"
 
     def __call__(self, dims):
         if self.rng is None or dims is None:
@@ -46,11 +52,12 @@ class Symbolizer:
         return tuple(self.dim(d) for d in dims)
 
     def dim(self, d):
-        if type(d) is not int or d < 0 or self.rng.random() < 0.4:
+        if type(d) is not int or d < (2 if self.nondegenerate else 0) or self.rng.random() < 0.4:
             return d
         name = f"{self.rng.choice('st')}{d}"
         self.env[name] = d
-        if d and d % 2 == 0 and self.rng.random() < 0.2:  # an expression: 2*s2 for 4
+        if d and d % 2 == 0 and (d >= 4 or not self.nondegenerate) and self.rng.random() < 0.2:
+            # an expression: 2*s2 for 4
             self.env[f"s{d // 2}"] = d // 2
             return 2 * Sym.var(f"s{d // 2}")
         return Sym.var(name)
@@ -72,7 +79,7 @@ def no_symbols(result) -> bool:
     return all(not isinstance(d, Sym) or d.is_fresh for s in shapes for d in s)
 
 
-STATS = {"int": [0, 0, 0], "sym": [0, 0, 0]}  # shapes, errors, unknowns
+STATS = {"int": [0, 0, 0], "sym": [0, 0, 0], "nondeg": [0, 0, 0]}  # shapes, errors, unknowns
 
 
 def describe(fn) -> str:
@@ -100,17 +107,17 @@ def _check(ours, theirs, sym, unknown_ok, wildcard_ok):
             real, real_error = theirs(), None
         except TORCH_ERRORS as err:
             real, real_error = None, err
-    mode = "int" if sym.rng is None else "sym"
+    mode = sym.mode
     if my_error is not None:
         STATS[mode][1] += 1
         assert real_error is not None, f"we raised {my_error.message!r} but torch gives {real}"
         return
     if mine is None:
         STATS[mode][2] += 1
-        assert mode == "sym" or unknown_ok, f"unknown with int inputs; torch: {real or real_error}"
+        assert mode != "int" or unknown_ok, f"unknown with int inputs; torch: {real or real_error}"
         return
     STATS[mode][0] += 1
-    if mode == "sym" and real_error is not None:
+    if mode != "int" and real_error is not None:
         return  # with symbols a shape means "this, when PyTorch does not raise"
     assert real_error is None, f"we say {mine} but torch raises {real_error}"
     if isinstance(real, (list, tuple)) and real and isinstance(real[0], torch.Tensor):
@@ -264,7 +271,8 @@ def reshape(g):
             want[g.int(0, len(want) - 1)] = -1
     else:
         want = g.list(lambda: g.int(-2, 6), 0, 4)
-    return (lambda s: S.reshape(s(shape), s(want))), (lambda: tensor(shape).reshape(want).shape)
+    return (lambda s: S.reshape(s(shape), s(want), nondegenerate=s.nondegenerate)), \
+        (lambda: tensor(shape).reshape(want).shape)
 
 
 @op
@@ -484,6 +492,110 @@ def test_op_agrees_with_torch(name, mode, rng):
     check(ours, theirs, Symbolizer(g.int(0, 2**32) if mode == "sym" else None), unknown_ok, wildcard_ok)
 
 
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rng=st.randoms(use_true_random=True))
+def test_reshape_nondegenerate_agrees_with_torch(rng):
+    g = G(rng)
+    ours, theirs = OPS["reshape"](g)
+    check(ours, theirs, Symbolizer(g.int(0, 2**32), nondegenerate=True))
+
+
+# -- nondegenerate reshapes, for every value of the symbols ----------------------------------------
+NAMES = ("B", "T", "H")
+VALUES = (2, 3, 5)
+
+
+def atoms(dim):
+    """A size as factors: ``12*B*T`` -> ``[12, B, T]``; an int as itself (1: nothing)."""
+    if isinstance(dim, Sym):
+        (mono, coeff), = dim.terms.items()
+        return ([coeff] if coeff != 1 else []) + [Sym.var(n) for n in mono]
+    return [] if dim == 1 else [dim]
+
+
+def regroup(g, factors):
+    """``factors`` (maybe two swapped) cut into consecutive groups, multiplied; 1s sprinkled."""
+    factors = list(factors)
+    if len(factors) > 1 and g.coin(0.3):
+        i = g.int(0, len(factors) - 2)
+        factors[i], factors[i + 1] = factors[i + 1], factors[i]
+    groups, current = [], []
+    for f in factors:
+        current.append(f)
+        if g.coin(0.5):
+            groups.append(current)
+            current = []
+    if current or not groups:
+        groups.append(current)
+    out = []
+    for group in groups:
+        size = 1
+        for f in group:
+            size = size * f
+        out.append(size)
+        if g.coin(0.1):
+            out.append(1)
+    return out
+
+
+def symbolic_shape(g):
+    return tuple(Sym.var(g.pick(NAMES)) if g.coin(0.6) else g.pick((1, 2, 3, 4, 12))
+                 for _ in range(g.int(1, 4)))
+
+
+def instances(dims):
+    """Every assignment of ``VALUES`` to the symbols of ``dims``."""
+    from itertools import product as each
+    names = sorted({n for d in dims if isinstance(d, Sym) for n in d.symbols})
+    return [dict(zip(names, values)) for values in each(VALUES, repeat=len(names))]
+
+
+NONDEG = {"raised": 0, "shapes": 0, "fresh": 0}
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rng=st.randoms(use_true_random=True))
+def test_nondegenerate_reshape_holds_for_sizes_at_least_2(rng):
+    """With ``nondegenerate=True``, a ``ShapeError`` means torch raises for *every* value >= 2 of
+    the symbols (here: each in {2, 3, 5}), and a shape is torch's for every value where torch
+    does not raise."""
+    g = G(rng)
+    shape = symbolic_shape(g)
+    factors = [f for d in shape for f in atoms(d)]
+    kind = g.int(0, 3)
+    if kind == 0 and factors:      # one factor too few
+        del factors[g.int(0, len(factors) - 1)]
+    elif kind == 1:                # one factor too many
+        factors.insert(g.int(0, len(factors)), g.pick((2, 3, Sym.var(g.pick(NAMES)))))
+    want = regroup(g, factors)
+    if g.coin(0.3):
+        want[g.int(0, len(want) - 1)] = -1
+    try:
+        mine, my_error = S.reshape(shape, want, nondegenerate=True), None
+    except S.ShapeError as err:
+        mine, my_error = None, err
+    NONDEG["raised" if my_error else "shapes"] += 1
+    for env in instances(tuple(shape) + tuple(want)):
+        size, requested = concrete(shape, env), concrete(want, env)
+        try:
+            real, real_error = tensor(size).reshape(requested).shape, None
+        except TORCH_ERRORS as err:
+            real, real_error = None, err
+        where = f"reshape {shape} to {want} at {env}"
+        if my_error is not None:
+            assert real_error is not None, f"{where}: we raise {my_error}, torch gives {real}"
+        elif real_error is None:
+            NONDEG["fresh"] += any(isinstance(d, Sym) and d.is_fresh for d in mine)
+            assert matches(mine, real, env), f"{where}: we say {mine}, torch {tuple(real)}"
+
+
+def test_nondegenerate_reshape_count():
+    if not NONDEG["shapes"]:
+        pytest.skip("run with the whole module")
+    print(f"\nnondegenerate reshapes: {NONDEG}")
+    assert NONDEG["raised"] >= EXAMPLES // 5 and NONDEG["shapes"] >= EXAMPLES // 5
+
+
 def test_spec_messages():
     with pytest.raises(S.ShapeError) as err:
         S.broadcast((3, 4), (3,))
@@ -502,6 +614,7 @@ def test_spec_messages():
 def test_generated_case_count():
     """Run last in this module: the generated cases really ran, in both modes."""
     ran = {mode: sum(counts) for mode, counts in STATS.items()}
+    assert ran["nondeg"] or not ran["int"]
     if ran["int"] == 0:
         pytest.skip("run with the whole module")
     print(f"\nshapes truth: {STATS}")

@@ -310,6 +310,8 @@ class Inference:
     def _aug_assign(self, stmt: ast.AugAssign, env: Env) -> None:
         current = self.eval(stmt.target, env) if not isinstance(stmt.target, ast.Name) else \
             self._lookup(stmt.target.id, env)
+        if current is not None:
+            self.values[stmt] = current  # the statement node holds the target's value before the update
         operand = self.eval(stmt.value, env)
         if isinstance(current, TensorValue):
             # In place: the tensor keeps its dtype, shape and device (or the op raises).

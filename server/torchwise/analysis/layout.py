@@ -12,6 +12,12 @@ on every comparison still open (see :func:`_outcomes`). An answer is given only 
 and path agrees with it; a stride on which they disagree becomes a fresh symbol (a stride nobody
 knows), and a yes/no question (:func:`is_contiguous`, :func:`can_view`) gets None.
 
+The opt-in assumption ``nondegenerate=True`` (:func:`view_strides`, :func:`can_view`) keeps only
+the case where every symbolic size is at least 2 (ints are what they are): code that works only
+when ``T == 1`` or the batch is empty, such as ``x.transpose(1, 2).view(B, T, C)``, is then
+decided "impossible". Fresh symbols that appear only in strides (strides nobody knows) still
+take every case.
+
 Two conventions keep symbolic strides useful (with all-``int`` shapes everything is exact):
 
 1. Unless a tensor is provably empty, its strides are those it has when it is not empty.
@@ -115,18 +121,26 @@ def _subs(dims: Sequence[Dim], env: Dict[str, int]) -> tuple:
     return tuple(d.subs(env) if isinstance(d, Sym) and env else d for d in dims)
 
 
-def _solve(run, shape: Shape, *more: Sequence[Dim]) -> Optional[List[Tuple[dict, object]]]:
+def _symbols(dims: Sequence[Dim]) -> set:
+    return {n for d in dims if isinstance(d, Sym) for n in d.symbols}
+
+
+def _solve(run, shape: Shape, *more: Sequence[Dim],
+           nondegenerate: bool = False) -> Optional[List[Tuple[dict, object]]]:
     """``(case, result)`` for every case and path of ``run(q, shape, *more)``; ``_EMPTY`` where
-    the tensor has no element (unless it is empty for sure: then the run itself decides)."""
-    names = sorted({n for seq in (shape,) + more for d in seq if isinstance(d, Sym) for n in d.symbols})
+    the tensor has no element (unless it is empty for sure: then the run itself decides).
+    ``nondegenerate``: size symbols (those of ``shape``, and every named one) only take the
+    case ``>= 2``."""
+    names = sorted(_symbols(shape).union(*map(_symbols, more)))
     if len(names) > _SYMBOL_LIMIT:
         return None
-    surely_empty = dim_eq(product(shape), 0) is True
+    big = {n for n in names if n in _symbols(shape) or "#" not in n} if nondegenerate else set()
+    surely_empty = dim_eq(product(shape), 0, at_least=2 if nondegenerate else 0) is True
     # Only a polynomial with a negative coefficient (``n - 1``) can be negative in some case.
     signed = [d for seq in (shape,) + more for d in seq
               if isinstance(d, Sym) and any(c < 0 for c in d.terms.values())]
     found = []
-    for values in _each((0, 1, None), repeat=len(names)):
+    for values in _each(*[(None,) if n in big else (0, 1, None) for n in names]):
         env = {n: v for n, v in zip(names, values) if v is not None}
         if any(dim_lt(d.subs(env), 0, at_least=2) for d in signed):
             continue  # a negative size or stride: no tensor is in this case
@@ -272,8 +286,8 @@ def _compute_stride(q: _Case, old: Shape, old_strides: Strides, new: Shape) -> M
 
 
 @lru_cache(maxsize=1024)
-def _view_strides(shape: Shape, strides: Strides, new_shape: Shape):
-    runs = _solve(_compute_stride, shape, strides, new_shape)
+def _view_strides(shape: Shape, strides: Strides, new_shape: Shape, nondegenerate: bool):
+    runs = _solve(_compute_stride, shape, strides, new_shape, nondegenerate=nondegenerate)
     if not runs:
         return UNDECIDED
     result = _strides(runs, new_shape)
@@ -282,22 +296,26 @@ def _view_strides(shape: Shape, strides: Strides, new_shape: Shape):
     return result
 
 
-def view_strides(shape: Optional[Shape], strides: MaybeStrides, new_shape: Optional[Shape]):
+def view_strides(shape: Optional[Shape], strides: MaybeStrides, new_shape: Optional[Shape], *,
+                 nondegenerate: bool = False):
     """``tensor.view(new_shape)``'s strides (``new_shape`` resolved, same element count): a
-    tuple, ``None`` when the view is certainly impossible, or ``UNDECIDED``."""
+    tuple, ``None`` when the view is certainly impossible, or ``UNDECIDED``. With
+    ``nondegenerate``, for every symbolic size at least 2 (see the module's notes)."""
     if shape is None or strides is None or new_shape is None:
         return UNDECIDED
-    return _view_strides(tuple(shape), tuple(strides), tuple(new_shape))
+    return _view_strides(tuple(shape), tuple(strides), tuple(new_shape), bool(nondegenerate))
 
 
 @_known_shape
-def can_view(shape: Shape, strides: MaybeStrides, new_shape: Sequence[Dim]) -> Optional[bool]:
+def can_view(shape: Shape, strides: MaybeStrides, new_shape: Sequence[Dim], *,
+             nondegenerate: bool = False) -> Optional[bool]:
     """Whether ``tensor.view(new_shape)`` works (``-1`` allowed): the strides allow it without a
-    copy. None when unknown. A size mismatch raises :class:`ShapeError` (as ``shapes.reshape``)."""
-    target = S.reshape(shape, new_shape)
+    copy. None when unknown. A size mismatch raises :class:`ShapeError` (as ``shapes.reshape``).
+    ``nondegenerate``: assume every symbolic size is at least 2."""
+    target = S.reshape(shape, new_shape, nondegenerate=nondegenerate)
     if strides is None:
         return None
-    result = view_strides(shape, strides, target)
+    result = view_strides(shape, strides, target, nondegenerate=nondegenerate)
     return None if result is UNDECIDED else result is not None
 
 
@@ -556,8 +574,8 @@ class Layout:
     def is_contiguous(self) -> Optional[bool]:
         return is_contiguous(self.shape, self.strides)
 
-    def can_view(self, *sizes: Dim) -> Optional[bool]:
-        return can_view(self.shape, self.strides, _sizes(sizes))
+    def can_view(self, *sizes: Dim, nondegenerate: bool = False) -> Optional[bool]:
+        return can_view(self.shape, self.strides, _sizes(sizes), nondegenerate=nondegenerate)
 
     def _to(self, shape: Optional[Shape], strides: MaybeStrides) -> Optional["Layout"]:
         return None if shape is None else Layout(shape, strides)
@@ -608,11 +626,11 @@ class Layout:
         new_shape = S.reshape(self.shape, _sizes(sizes))
         return Layout(new_shape, reshape_strides(self.shape, self.strides, new_shape))
 
-    def view(self, *sizes: Dim) -> "Layout":
-        new_shape = S.reshape(self.shape, _sizes(sizes))
+    def view(self, *sizes: Dim, nondegenerate: bool = False) -> "Layout":
+        new_shape = S.reshape(self.shape, _sizes(sizes), nondegenerate=nondegenerate)
         if self.strides is None:
             return Layout(new_shape, None)
-        result = view_strides(self.shape, self.strides, new_shape)
+        result = view_strides(self.shape, self.strides, new_shape, nondegenerate=nondegenerate)
         if result is None:
             raise S.ShapeError(
                 "view size is not compatible with input tensor's size and stride (at least one "

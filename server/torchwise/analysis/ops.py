@@ -384,9 +384,9 @@ def index_tensor(inf, node: ast.Subscript, tensor: TensorValue):
         return None
     basic = not any(isinstance(i, shapes.Mask) for i in items)
     strides = layout.index_strides(tensor.shape, tensor.strides, items) if basic and tensor.strides else None
-    return TensorValue(tensor.dtype, shape, tensor.device, strides if basic else contiguous_strides(shape),
+    return TensorValue(tensor.dtype, shape, tensor.device, strides if basic else None,
                        tensor.requires_grad, None if tensor.requires_grad is None else not tensor.requires_grad,
-                       tensor.why, None)
+                       tensor.why, "a view: shares memory with its input" if basic else None)
 
 
 # -- arithmetic ----------------------------------------------------------------------------------------------
@@ -546,10 +546,17 @@ def ndarray_binary(left, right):
 
 def inplace_binary(inf, stmt, current: TensorValue, operand_value):
     """``t += x``: the result keeps ``t``'s dtype, shape and device (PyTorch raises otherwise)."""
-    grad = result_grad(inf, current, operand_value) if isinstance(operand_value, TensorValue) \
-        else current.requires_grad
-    return current.with_(requires_grad=grad, is_leaf=current.is_leaf if grad is False else (
-        False if grad else None), memory=None)
+    return inplace_result(inf, current, [operand_value])
+
+
+def inplace_result(inf, current: TensorValue, operands) -> TensorValue:
+    """The tensor after an in-place op: the same tensor, now computed from ``operands`` too."""
+    if current.requires_grad:
+        return current.with_(memory=current.memory)  # still the same (leaf or not) tensor
+    grad = result_grad(inf, current, *[o for o in operands if isinstance(o, TensorValue)])
+    if grad is False:
+        return current
+    return current.with_(requires_grad=grad, is_leaf=None if grad is None else False, saved_by=None)
 
 
 def unary(inf, node: ast.UnaryOp, value):

@@ -10,7 +10,7 @@ from torchwise.analysis.dtypes import DType
 from torchwise.analysis.legacy import LEGACY_CONSTRUCTORS
 from torchwise.analysis.ops import (
     TENSOR_METHODS, TORCH_FUNCTIONS, Call, combine_devices, contiguous_strides, derived, device_arg, dims_of,
-    dtype_arg, elementwise, int_of, literal_data, make_tensor, matmul_values, normalize_device, result_grad,
+    dtype_arg, elementwise, inplace_result, int_of, literal_data, make_tensor, matmul_values, normalize_device, result_grad,
     same_device, size_value,
 )
 from torchwise.analysis.values import NdarrayValue, ScalarValue, SeqValue, TensorValue
@@ -480,10 +480,7 @@ for _name in _BOOL_UNARY:
 
 def _inplace(inf, receiver, call: Call):
     """``t.add_(x)`` writes into ``t``: dtype, shape and device stay (or PyTorch raises)."""
-    others = [a for a in call.args if isinstance(a, TensorValue)]
-    grad = result_grad(inf, receiver, *others)
-    return receiver.with_(requires_grad=grad, memory=None, is_leaf=receiver.is_leaf if not grad else
-                          (receiver.is_leaf if receiver.requires_grad else False))
+    return inplace_result(inf, receiver, call.args)
 
 
 for _name in (*_BINARY, *_SAME_DTYPE_UNARY, *_FLOAT_UNARY, "copy", "normal", "uniform", "fill", "zero",

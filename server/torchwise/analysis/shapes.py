@@ -255,10 +255,13 @@ def _check_sizes(op: str, sizes: Sequence[Dim], allow_minus_one: bool) -> None:
             raise ShapeError(f"{op}: invalid shape dimension {d}", dim=d)
 
 
-def reshape(shape: MaybeShape, requested: Sequence[Dim]) -> MaybeShape:
+def reshape(shape: MaybeShape, requested: Sequence[Dim], *, nondegenerate: bool = False) -> MaybeShape:
     """``reshape``/``view`` sizes: at most one ``-1``, inferred from the element count.
 
-    The result is known even for an unknown input when ``requested`` has no ``-1``.
+    The result is known even for an unknown input when ``requested`` has no ``-1``. A size
+    mismatch raises only when it holds for every value of the symbols; with ``nondegenerate``,
+    for every value at least 2 (``(B, T, C)`` to ``(B, T, C, 2)`` then raises: only ``B*T*C == 0``
+    would make it work).
     """
     requested = tuple(requested)
     _check_sizes("reshape", requested, allow_minus_one=True)
@@ -274,7 +277,7 @@ def reshape(shape: MaybeShape, requested: Sequence[Dim]) -> MaybeShape:
     invalid = ShapeError(f"shape '{fmt_list(requested)}' is invalid for input of size {total}",
                          shape=shape, requested=requested, numel=total)
     if not infer:
-        if dim_eq(total, known) is False:
+        if dim_eq(total, known, at_least=2 if nondegenerate else 0) is False:
             raise invalid
         return requested
     if type(total) is int and type(known) is int:
