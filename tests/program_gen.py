@@ -159,6 +159,7 @@ class Generator:
         self.functions = 0
         self.program = Program()
         self.default_changed = False
+        self.name_chance = 30  # how often a size is written as an int variable that holds it
 
     # -- plumbing ---------------------------------------------------------------------------------
     def fresh(self, prefix="v") -> str:
@@ -201,7 +202,7 @@ class Generator:
     def size_text(self, dims, env: dict, varargs_ok=True) -> str:
         """A size as code: ``2, 3`` / ``(2, 3)`` / ``[2, 3]``, some dims read from int variables."""
         ints = {v: n for n, v in env.items() if type(v) is int and v >= 0}
-        parts = [ints[d] if d in ints and self.c.chance(30) else str(d) for d in dims]
+        parts = [ints[d] if d in ints and self.c.chance(self.name_chance) else str(d) for d in dims]
         style = self.c.choice(["tuple", "varargs", "list"] if varargs_ok else ["tuple", "list"])
         if style == "varargs" and parts:
             return ", ".join(parts)
@@ -241,10 +242,10 @@ class Generator:
         names = self.names(env, pred=fits)
         if names and self.c.chance(60):
             return self.c.choice(names)
-        size = ", ".join(str(d) for d in shape)
+        size = self.size_text(shape, env, varargs_ok=False)
         if inline_dtype_of is not None and self.c.chance(60):
-            return f"torch.ones(({size}{',' if len(shape) == 1 else ''}), dtype={inline_dtype_of}.dtype)"
-        return f"torch.randn({size})" if shape else "torch.randn(())"
+            return f"torch.ones({size}, dtype={inline_dtype_of}.dtype)"
+        return f"torch.randn({size})"
 
     # -- the program -----------------------------------------------------------------------------
     def generate(self) -> Program:
@@ -267,7 +268,8 @@ class Generator:
                          "einsum", "nn", "functional", "factory"]
     CATEGORIES = ["factory", "binop", "view", "layout", "reduce", "index", "matmul", "factory", "binop", "layout",
                   "unary", "cast", "cat", "split", "where", "einsum", "nn", "functional", "scalar", "like",
-                  "numpy", "reduce", "index", "if", "def", "augassign", "default_dtype", "view", "matmul", "nn"]
+                  "numpy", "reduce", "index", "if", "def", "augassign", "default_dtype", "view", "matmul", "nn",
+                  "symbolic_def"]
 
     def statement(self) -> bool:
         """Add one top-level statement; False once one raised (the program ends there)."""
@@ -278,6 +280,8 @@ class Generator:
             return self.if_block()
         if category == "def":
             return self.function()
+        if category == "symbolic_def":
+            return self.symbolic_function()
         if category == "default_dtype":
             if self.default_changed:
                 return True
@@ -367,6 +371,39 @@ class Generator:
         if self.c.chance(40):  # a second call, with the same or other arguments
             others = [a if self.c.chance(50) else self.pick(self.vars) for a in args]
             return self.emit(Line(f"{self.fresh()} = {name}({', '.join(others)})", "call"))
+        return True
+
+    def symbolic_function(self) -> bool:
+        """A function of ``int`` parameters (the engine's symbolic dims), called with ints."""
+        names = ["B", "T", "C", "D"][: self.c.integer(1, 3)]
+        values = [self.c.integer(1, 4) for _ in names]
+        env: dict = dict(zip(names, values))
+        name = f"f{self.functions}"
+        self.functions += 1
+        dims = [self.c.choice(names) for _ in range(self.c.integer(1, 3))]
+        fn = self.c.choice(["randn", "zeros", "ones"])
+        body = [Line(f"h0 = torch.{fn}({', '.join(dims)})", f"torch.{fn}")]
+        self.name_chance = 80
+        env["h0"] = self.value(f"torch.{fn}({', '.join(dims)})", env)
+        for i in range(1, self.c.integer(1, 3)):
+            made = self.expression(self.c.choice(self.BRANCH_CATEGORIES), env)
+            if made is None or made[2] != 1:
+                continue
+            body.append(Line(f"h{i} = {made[0]}", made[1]))
+            value = self.value(made[0], env)
+            if value is None:
+                break
+            env[f"h{i}"] = value
+        tensors = [n for n in env if n.startswith("h")]
+        body.append(Line(f"return {tensors[-1]}", "name"))
+        self.name_chance = 30
+        self.program.items.append(FuncDef(name, [f"{n}: int" for n in names], body))
+        self.run(_render(self.program.items[-1]), self.ns)
+        if not self.emit(Line(f"{self.fresh()} = {name}({', '.join(map(str, values))})", "call")):
+            return False
+        if self.c.chance(40):
+            others = [self.c.integer(1, 4) for _ in names]
+            return self.emit(Line(f"{self.fresh()} = {name}({', '.join(map(str, others))})", "call"))
         return True
 
     # -- expressions: (code, kind, number of targets) or None ------------------------------------------

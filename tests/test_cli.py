@@ -164,3 +164,30 @@ def test_no_torch_in_the_server_process():
     examples = Path(__file__).parent.parent / "examples" / "legacy_constructors.py"
     out = subprocess.run([sys.executable, "-c", code, str(examples)], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
+
+
+NOTEBOOK = {
+    "cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# Exploring\n"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": ["%matplotlib inline\n", "import torch\n", "x = torch.randn(3, 4)\n"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": ["h = torch.randn(3)\n", "y = x + h\n", "w = torch.Tensor(2, 2)"]},
+    ],
+    "metadata": {"kernelspec": {"language": "python", "name": "python3"}}, "nbformat": 4, "nbformat_minor": 5,
+}
+
+
+def test_notebooks_report_cell_line_col_and_fix_in_place(tmp_path):
+    path = tmp_path / "explore.ipynb"
+    path.write_text(json.dumps(NOTEBOOK, indent=1), encoding="utf-8")
+    result = run("check", ".", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "explore.ipynb:cell 3:2:5: TW501" in result.stdout
+    assert "explore.ipynb:cell 3:3:5: TW101" in result.stdout
+    items = json.loads(run("check", "explore.ipynb", "--format", "json", cwd=tmp_path).stdout)
+    assert [(i["code"], i["cell"], i["location"]["row"]) for i in items] == [("TW501", 3, 2), ("TW101", 3, 3)]
+    assert run("check", "explore.ipynb", "--fix", cwd=tmp_path).returncode == 0
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    assert cells[1]["source"][0] == "%matplotlib inline\n"  # IPython syntax kept as written
+    assert cells[2]["source"] == ["h = torch.randn(3)\n", "y = x + h.unsqueeze(1)\n", "w = torch.empty(2, 2)"]

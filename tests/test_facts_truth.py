@@ -54,7 +54,8 @@ from torchwise.analysis.values import (  # noqa: E402
 )
 
 FILENAME = "<program>"
-IMPORTED = {"torch", "nn", "F", "np"}
+# program_gen's names: module variables, parameters, function locals, int parameters
+VARIABLE = re.compile(r"[vph]\d+|[BTCD]")
 # Errors that depend on the values in tensors, not on facts the engine could know.
 DATA_DEPENDENT = re.compile(r"index out of range in self|Class values must be|Target -?\d+ is out of bounds"
                             r"|ZeroDivisionError|Integers to negative integer powers")
@@ -98,7 +99,8 @@ def snapshot(value) -> dict:
 # -- the runner --------------------------------------------------------------------------------------------
 @dataclass
 class Run:
-    values: dict = field(default_factory=lambda: defaultdict(list))  # (line, col) -> [snapshot, ...]
+    # (line, col) -> [(snapshot, the int arguments of the enclosing call), ...]
+    values: dict = field(default_factory=lambda: defaultdict(list))
     # (line, col) -> [(message, None), or (message, line) when it raised inside a called function]
     errors: dict = field(default_factory=lambda: defaultdict(list))
     raised_line: Optional[int] = None  # the top-level statement that raised
@@ -116,7 +118,8 @@ def key(name: ast.Name) -> tuple:
 
 
 class _Instrument(ast.NodeTransformer):
-    """After every assignment, at any depth: ``__rec__(line, col, name)`` for each target name."""
+    """After every assignment, at any depth: ``__rec__(line, col, name)`` for each target name;
+    first in every function: ``__enter__(locals())``."""
 
     def body(self, stmts: list) -> list:
         out = []
@@ -131,7 +134,9 @@ class _Instrument(ast.NodeTransformer):
         return out
 
     def visit_FunctionDef(self, node):
-        node.body = self.body(node.body)
+        enter = ast.Expr(ast.Call(ast.Name("__enter__", ast.Load()),
+                                  [ast.Call(ast.Name("locals", ast.Load()), [], [])], []))
+        node.body = [ast.fix_missing_locations(ast.copy_location(enter, node.body[0]))] + self.body(node.body)
         return node
 
     def visit_If(self, node):
@@ -161,8 +166,14 @@ def run_program(source: str) -> Run:
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             targets_at[node.lineno] += [key(n) for n in target_names(node)]
 
+    call_ints: dict = {}  # the int arguments of the function running now (for symbolic dims)
+
     def record(line, col, value):
-        run.values[(line, col)].append(snapshot(value))
+        run.values[(line, col)].append((snapshot(value), dict(call_ints)))
+
+    def enter(arguments):
+        call_ints.clear()
+        call_ints.update({n: v for n, v in arguments.items() if type(v) is int})
 
     def fail(error: BaseException, top: Optional[ast.stmt]):
         message = f"{type(error).__name__}: {error}".splitlines()[0][:300]
@@ -175,7 +186,7 @@ def run_program(source: str) -> Run:
                 run.errors[k].append((message, inner))
         return message
 
-    ns = {"__rec__": record, "__name__": "__program__"}
+    ns = {"__rec__": record, "__enter__": enter, "__name__": "__program__"}
     default = torch.get_default_dtype()
     torch.manual_seed(0)
     np.random.seed(0)
@@ -193,7 +204,7 @@ def run_program(source: str) -> Run:
                     break
     finally:
         torch.set_default_dtype(default)
-    run.final = {n: snapshot(v) for n, v in ns.items() if re.fullmatch(r"v\d+", n)}
+    run.final = {n: snapshot(v) for n, v in ns.items() if VARIABLE.fullmatch(n)}
     return run
 
 
@@ -251,20 +262,21 @@ def analyse(source: str) -> Analysis:
     return Analysis(inf, targets, top_names, returns)
 
 
-def fully_known(value) -> bool:
-    """The engine knows everything about this value that matters to an op."""
+def fully_known(value, strides: bool = False) -> bool:
+    """The engine knows everything about this value that decides whether an op raises (dtype,
+    int shape, device, requires_grad; the strides too for ``strides=True``)."""
     if isinstance(value, TensorValue):
         return (value.dtype is not None and value.device is not None and value.requires_grad is not None
                 and value.shape is not None and all(type(d) is int for d in value.shape)
-                and value.strides is not None and all(type(s) is int for s in value.strides))
+                and (not strides or value.strides is not None and all(type(s) is int for s in value.strides)))
     if isinstance(value, NdarrayValue):
         return value.dtype is not None and value.shape is not None and all(type(d) is int for d in value.shape)
     if isinstance(value, ScalarValue):
         return value.kind is not None and (value.kind != "int" or type(value.value) is int)
     if isinstance(value, SeqValue):
-        return value.items is not None and all(fully_known(i) for i in value.items)
+        return value.items is not None and all(fully_known(i, strides) for i in value.items)
     if isinstance(value, ModuleValue):
-        return all(fully_known(p) for _, p in value.params)
+        return all(fully_known(p, strides) for _, p in value.params)
     if isinstance(value, DtypeValue):
         return value.dtype is not None
     if isinstance(value, DeviceValue):
@@ -272,15 +284,15 @@ def fully_known(value) -> bool:
     return False
 
 
-def inputs_known(analysis: Analysis, stmt) -> bool:
+def inputs_known(analysis: Analysis, stmt, strides: bool = False) -> bool:
     """Every variable the statement reads is fully known to the engine where it reads it."""
     loads = [n for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-             and n.id not in IMPORTED and not re.fullmatch(r"f\d+", n.id)]
+             and VARIABLE.fullmatch(n.id)]
     values = [analysis.inf.values.get(n) for n in loads]
     if isinstance(stmt, ast.AugAssign):  # the target's value before: its latest earlier binding
         earlier = [node for line, node in analysis.top_names.get(stmt.target.id, ()) if line < stmt.lineno]
         values.append(analysis.inf.values.get(earlier[-1]) if earlier else None)
-    return all(fully_known(v) for v in values)
+    return all(fully_known(v, strides) for v in values)
 
 
 # -- comparing -------------------------------------------------------------------------------------------
@@ -294,6 +306,7 @@ class Stats:
     errors: Counter = field(default_factory=Counter)
     known_bugs: Counter = field(default_factory=Counter)
     silent_example: dict = field(default_factory=dict)  # op kind -> a statement the engine was silent on
+    error_example: dict = field(default_factory=dict)
 
     def report(self) -> str:
         out = [f"{self.programs} programs, {self.statements} assignments checked, {self.raised} programs end "
@@ -328,6 +341,8 @@ class Comparer:
             self.problems.append(Problem(prop, self.op, self.name, f"{self.where}: {prop}: {detail}"))
 
     def compare(self, engine, real: dict, symbols: Optional[dict] = None):
+        """``symbols``: what symbolic dims were at runtime - Sym -> int as seen so far, and
+        parameter name -> int for a function's ``int`` parameters (module level: self.symbols)."""
         symbols = self.symbols if symbols is None else symbols
         kind = real["type"]
         if engine is None:
@@ -354,9 +369,9 @@ class Comparer:
         elif kind == "scalar":
             self.fact("scalar.kind", True, engine.kind == real["kind"], f"engine {engine!r}, torch {real['value']!r}")
             if engine.kind == "int" and real["kind"] == "int":
-                stated = type(engine.value) is int
-                self.fact("scalar.int", stated, engine.value == real["value"],
-                          f"engine {engine.value}, torch {real['value']}")
+                value = _evaluate(engine.value, symbols)
+                self.fact("scalar.int", type(value) is int, value == real["value"],
+                          f"engine {engine.value} = {value}, torch {real['value']}")
         elif kind == "seq":
             kinds = {"size": ("size",), "tuple": ("tuple",), "list": ("list",)}
             self.fact("seq.kind", True, engine.kind in kinds[real["kind"]] or engine.kind == "tuple" and
@@ -416,12 +431,20 @@ class Comparer:
         self.fact(prop.replace("shape", "rank"), True)
         ok = True
         for dim, size in zip(shape, real):
-            if type(dim) is int:
-                ok &= dim == size
-            elif isinstance(dim, Sym):
-                ok &= symbols.setdefault(dim, size) == size
-        self.fact(prop.replace("shape", "int/symbolic dims"), True, ok,
-                  f"engine {fmt_shape(shape)}, torch {real} (symbols seen: {symbols})")
+            value = _evaluate(dim, symbols)
+            if type(value) is int:  # an int, or a polynomial in the int parameters of this call
+                ok &= value == size
+            elif isinstance(value, Sym):  # a size nobody knows: at least the same one everywhere
+                ok &= symbols.setdefault(value, size) == size
+        self.fact(prop.replace("shape", "symbolic dims"), True, ok,
+                  f"engine {fmt_shape(shape)}, torch {real} (symbols: {symbols})")
+
+
+def _evaluate(dim, symbols: dict):
+    """A dim with the parameters of this call substituted (an int when no other symbol is left)."""
+    if isinstance(dim, Sym):
+        return dim.subs({k: v for k, v in symbols.items() if isinstance(k, str)})
+    return dim
 
 
 def check_program(program: Program, stats: Stats) -> list:
@@ -446,10 +469,10 @@ def check_program(program: Program, stats: Stats) -> list:
         comparer.where = f"line {k[0]} `{ast.unparse(stmt)}` ({node.id})"
         comparer.op, comparer.name = op, node.id
         stats.statements += 1
-        for real in run.values.get(k, ()):
-            comparer.compare(engine, real, None if function is None else {})
+        for real, arguments in run.values.get(k, ()):
+            comparer.compare(engine, real, None if function is None else dict(arguments))
         if run.values.get(k) and known:
-            real = run.values[k][0]
+            real = run.values[k][0][0]
             if engine is None:
                 stats.ops[op]["silent"] += 1
                 stats.silent_example.setdefault(op, comparer.where)
@@ -459,7 +482,8 @@ def check_program(program: Program, stats: Stats) -> list:
             else:
                 stats.ops[op]["partial"] += 1
         for message, inner in run.errors.get(k, ()):
-            strict = known
+            # Whether a view works depends on the strides; anything else on dtypes, shapes, devices.
+            strict = known if "view size is not compatible" not in message else inputs_known(analysis, stmt, True)
             if inner is not None:
                 # Raised inside the called function: the call's value is the function's summary,
                 # which must be None only when the ``return`` itself raised from known inputs.
@@ -471,11 +495,13 @@ def check_program(program: Program, stats: Stats) -> list:
                 stats.errors["raised, engine gives None"] += 1
             elif inner is not None and not strict:
                 stats.errors["raised inside a called function, from partly known values"] += 1
+                stats.error_example.setdefault("inside", f"{comparer.where}: <{message}>, engine {engine!r}")
             elif strict:
                 comparer.problems.append(Problem(RAISES, op, node.id, f"{comparer.where}: torch raises "
                                                  f"<{message}> but the engine claims {engine!r}"))
             else:
                 stats.errors["raised, engine claims a value from partly known inputs"] += 1
+                stats.error_example.setdefault(len(stats.error_example), f"{comparer.where}: <{message}>, engine {engine!r}")
     # The end of the module: names whose every binding ran.
     unexecuted = set()
     if run.raised_line is not None:

@@ -216,3 +216,30 @@ async def test_every_rule_fix_over_lsp(client, code, i, example):
     assert fixed == example.fixed
     doc.replace_all(fixed)
     assert code not in [d.code for d in await doc.diagnostics()]
+
+
+async def test_notebook_cells_share_facts_and_get_their_own_diagnostics(client):
+    notebook_uri = (client.root / "explore.ipynb").as_uri()
+    cells = [("%matplotlib inline\nimport torch\nx = torch.randn(3, 4)\n"),
+             ("h = torch.randn(3)\ny = x + h\nw = torch.Tensor(2)\n")]
+    cell_uris = [f"vscode-notebook-cell:{client.root / 'explore.ipynb'}#cell{i}" for i in range(len(cells))]
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=notebook_uri, notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=u) for u in cell_uris]),
+        cell_text_documents=[types.TextDocumentItem(uri=u, language_id="python", version=1, text=t)
+                             for u, t in zip(cell_uris, cells)]))
+    diagnostics = await wait_until(lambda: client.diagnostics.get(cell_uris[1]), what="the second cell's diagnostics")
+    # x comes from the first cell: the broadcast clash is known in the second.
+    assert [(d.code, d.range.start.line) for d in diagnostics] == [("TW501", 1), ("TW101", 2)]
+    assert client.diagnostics.get(cell_uris[0]) == ()
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=cell_uris[1]), position=types.Position(line=1, character=6)))
+    assert "cannot broadcast (3, 4) with (3,)" in hover.contents.value
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=cell_uris[1]), range=diagnostics[1].range,
+        context=types.CodeActionContext(diagnostics=[diagnostics[1]])))
+    fix = next(a for a in actions if isinstance(a, types.CodeAction) and a.is_preferred)
+    [change] = fix.edit.document_changes
+    assert change.text_document.uri == cell_uris[1]
+    assert apply_text_edits(cells[1], change.edits) == "h = torch.randn(3)\ny = x + h\nw = torch.empty(2)\n"

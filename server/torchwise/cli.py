@@ -104,6 +104,8 @@ def _check_file(path: Path, config, fix: bool):
     from torchwise.textio import read_python, write_python
 
     result = FileResult(path)
+    if path.suffix == ".ipynb":
+        return _check_notebook(path, config, fix, result)
     try:
         text, encoding = read_python(path)
     except (OSError, UnicodeDecodeError) as err:
@@ -136,3 +138,50 @@ def _check_file(path: Path, config, fix: bool):
         result.error_span = Span(error.position, error.position)
     result.findings = analysis.findings
     return result
+
+
+def _check_notebook(path: Path, config, fix: bool, result):
+    """A notebook's code cells as one module; findings and fixes mapped back to their cells."""
+    from torchwise import notebook
+    from torchwise.engine import analyze
+    from torchwise.fixing import apply_edits, preferred_edits
+
+    try:
+        document, cells = notebook.read_ipynb(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        result.error = f"cannot read: {getattr(err, 'strerror', None) or err}"
+        return result
+    combined = notebook.combine(cells)
+    analysis = analyze(combined.text, str(path), config)
+    if fix:
+        by_cell = notebook.Combined.edits_by_cell(combined, preferred_edits(analysis.findings)) or {}
+        sources = dict(cells)
+        changed = {number: apply_edits(sources[number], edits) for number, edits in by_cell.items()}
+        if changed:
+            try:
+                path.write_text(notebook.write_ipynb(document, changed), encoding="utf-8")
+            except OSError as err:
+                result.error = f"cannot write fixes: {err.strerror}"
+                return result
+            result.fixed = sum(1 for f in analysis.findings if f.fixes)
+            cells = [(number, changed.get(number, source)) for number, source in cells]
+            combined = notebook.combine(cells)
+            analysis = analyze(combined.text, str(path), config)
+    for finding in analysis.findings:
+        mapped = combined.to_cell(finding.span)
+        if mapped is not None:
+            finding.cell, finding.span = mapped[0].key, mapped[1]
+            finding.fixes = [_cell_fix(combined, fix, finding.cell) for fix in finding.fixes]
+            finding.fixes = [f for f in finding.fixes if f.edits]
+            result.findings.append(finding)
+    return result
+
+
+def _cell_fix(combined, fix, cell):
+    """The fix with its edits inside the finding's cell (empty when it must touch another cell)."""
+    from torchwise.findings import Fix
+
+    def build():
+        by_cell = combined.edits_by_cell(fix.edits) or {}
+        return by_cell.get(cell, []) if set(by_cell) <= {cell} else []
+    return Fix(fix.title, build, fix.preferred)

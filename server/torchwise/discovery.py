@@ -1,4 +1,4 @@
-"""Which files ``torchwise check`` reads: Python files under the given paths.
+"""Which files ``torchwise check`` reads: Python files and notebooks under the given paths.
 
 Folders are walked recursively, skipping environments and build outputs by name
 and anything matched by a ``.gitignore`` met on the way (gitignore semantics via
@@ -69,6 +69,6 @@ def _walk(folder: Path, specs: list, extra, root: Path, seen: set[Path]) -> Iter
             continue
         if is_dir:
             yield from _walk(path, specs, extra, root, seen)
-        elif entry.name.endswith((".py", ".pyi")) and path not in seen:
+        elif entry.name.endswith((".py", ".pyi", ".ipynb")) and path not in seen:
             seen.add(path)
             yield path

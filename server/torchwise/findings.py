@@ -86,3 +86,4 @@ class Finding:
     severity: Severity
     span: Span
     fixes: list[Fix] = field(default_factory=list)
+    cell: int | None = None  # in a notebook: the 1-based cell number (``span`` is then inside that cell)

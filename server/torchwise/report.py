@@ -24,7 +24,9 @@ class FileResult:
     fixed: int = 0
 
 
-def _where(path: Path, line: int, col: int) -> str:
+def _where(path: Path, line: int, col: int, cell: int | None = None) -> str:
+    if cell is not None:
+        return f"{path}:cell {cell}:{line + 1}:{col + 1}"  # as ruff reports notebooks
     return f"{path}:{line + 1}:{col + 1}"
 
 
@@ -44,7 +46,8 @@ def render_text(results: Sequence[FileResult], fix_applied: bool) -> str:
                 fixable += 1
                 marker = "[*] "
             start = finding.span.start
-            out.append(f"{_where(result.path, start.line, start.col)}: {finding.code} {marker}{finding.message}")
+            out.append(f"{_where(result.path, start.line, start.col, finding.cell)}: {finding.code} "
+                       f"{marker}{finding.message}")
     errors = sum(1 for r in results if r.error is not None)
     if fix_applied and fixed:
         out.append(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")
@@ -75,7 +78,7 @@ def render_json(results: Sequence[FileResult]) -> str:
         for f in result.findings:
             items.append({
                 "filename": str(result.path), "code": f.code, "severity": f.severity.label,
-                "message": f.message, "location": _location(f.span),
+                "message": f.message, "location": _location(f.span), "cell": f.cell,
                 "fixes": [{"title": fix.title,
                            "edits": [{"location": _location(e.span), "content": e.new_text} for e in fix.edits]}
                           for fix in f.fixes],

@@ -7,7 +7,6 @@ from typing import Sequence
 from lsprotocol import types
 
 from torchwise.findings import Finding, Position, Span
-from torchwise.source import SourceFile
 
 
 def _units(text: str, encoding: str) -> int:
@@ -42,9 +41,10 @@ def to_lsp_range(lines: Sequence[str], span: Span, encoding: str) -> types.Range
                        end=to_lsp_position(lines, span.end, encoding))
 
 
-def to_diagnostic(source: SourceFile, finding: Finding, encoding: str) -> types.Diagnostic:
+def to_diagnostic(lines: Sequence[str], finding: Finding, span: Span, encoding: str) -> types.Diagnostic:
+    """The finding as an LSP diagnostic; ``span`` is where it is in the document ``lines`` belong to."""
     return types.Diagnostic(
-        range=to_lsp_range(source.lines, finding.span, encoding),
+        range=to_lsp_range(lines, span, encoding),
         message=finding.message,
         severity=types.DiagnosticSeverity(int(finding.severity)),
         code=finding.code,

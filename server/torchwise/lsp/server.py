@@ -6,7 +6,6 @@ import asyncio
 import os
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 from lsprotocol import types
@@ -18,7 +17,9 @@ from torchwise.engine import Analysis, analyze
 from torchwise.explain import Explainer
 from torchwise.rules import ALL_RULES
 from torchwise.findings import Finding, Position, Span
+from torchwise.lsp import documents
 from torchwise.lsp.convert import from_lsp_position, to_diagnostic, to_lsp_range
+from torchwise.lsp.documents import Checked
 from torchwise.lsp.settings import EditorSettings, parse_settings
 
 # Typing pauses shorter than this are not worth an analysis. TORCHWISE_DEBOUNCE_MS overrides it
@@ -26,15 +27,12 @@ from torchwise.lsp.settings import EditorSettings, parse_settings
 DEBOUNCE_S = float(os.environ.get("TORCHWISE_DEBOUNCE_MS", "100")) / 1000
 
 
-@dataclass
-class Checked:
-    version: int | None
-    analysis: Analysis
-
-
 class TorchwiseServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("torchwise", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "torchwise", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=types.NotebookDocumentSyncOptions(notebook_selector=[
+                types.NotebookDocumentFilterWithCells(cells=[types.NotebookCellLanguage(language="python")])]))
         self.settings = EditorSettings()
         self.checked: dict[str, Checked] = {}  # last analysis that parsed, per open document
         self.pending: dict[str, asyncio.Task] = {}
@@ -69,25 +67,26 @@ class TorchwiseServer(LanguageServer):
         return config
 
     def schedule(self, uri: str, delay: float) -> None:
-        previous = self.pending.pop(uri, None)
+        """Check ``uri``'s unit (the notebook, for a cell) after ``delay``, replacing a pending check."""
+        unit = documents.unit_of(self.workspace, uri)
+        previous = self.pending.pop(unit, None)
         if previous is not None:
             previous.cancel()
-        self.pending[uri] = asyncio.ensure_future(self._check(uri, delay))
+        self.pending[unit] = asyncio.ensure_future(self._check(unit, delay))
 
     async def _check(self, uri: str, delay: float) -> None:
         try:
             if delay:
                 await asyncio.sleep(delay)
-            doc = self.workspace.text_documents.get(uri)
-            if doc is None:
+            snap = documents.snapshot(self.workspace, uri)
+            if snap is None:
                 return
-            version, text = doc.version, doc.source
-            config = self.rule_config(doc.path)
+            config = self.rule_config(snap.path)
             loop = asyncio.get_running_loop()
             previous = self.checked.get(uri)
+            reuse = previous.analysis if previous is not None and previous.cells is None else None
             analysis = await loop.run_in_executor(
-                self.analysis_pool, analyze, text, doc.path or uri, config, ALL_RULES,
-                previous.analysis if previous is not None else None)
+                self.analysis_pool, analyze, snap.text, snap.path or uri, config, ALL_RULES, reuse)
         except asyncio.CancelledError:
             return
         except Exception:  # a bug in a rule must never take the server down
@@ -96,8 +95,7 @@ class TorchwiseServer(LanguageServer):
         finally:
             if self.pending.get(uri) is asyncio.current_task():
                 del self.pending[uri]
-        current = self.workspace.text_documents.get(uri)
-        if current is None or current.version != version:
+        if documents.current_version(self.workspace, uri) != snap.version:
             return  # the text changed meanwhile: a newer run will publish
         if analysis.parse_error is not None:
             # Half-typed code is normal: keep showing the last good diagnostics.
@@ -108,20 +106,35 @@ class TorchwiseServer(LanguageServer):
                          "keeping the previous diagnostics")
             return
         self.broken.discard(uri)
-        self.checked[uri] = Checked(version, analysis)
-        self.publish(uri, version, [to_diagnostic(analysis.source, f, self.encoding) for f in analysis.findings])
+        checked = Checked(snap.version, analysis, snap.cells)
+        self.checked[uri] = checked
+        if snap.cells is None:
+            self.publish(uri, snap.version, [to_diagnostic(analysis.source.lines, f, f.span, self.encoding)
+                                             for f in analysis.findings])
+            return
+        for cell in snap.cells.cells:
+            doc = self.workspace.text_documents.get(cell.key)
+            cell_view = documents.view(self.workspace, self.checked, cell.key)
+            if doc is None or cell_view is None:
+                continue
+            self.publish(cell.key, doc.version, [to_diagnostic(cell_view.lines, f, span, self.encoding)
+                                                 for f, span in cell_view.findings()])
 
     def publish(self, uri: str, version: int | None, diagnostics: list[types.Diagnostic]) -> None:
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
 
-    def current(self, uri: str) -> Checked | None:
-        """The analysis of exactly the text the editor has now (edits against older text would corrupt it)."""
-        checked = self.checked.get(uri)
-        doc = self.workspace.text_documents.get(uri)
-        if checked is None or doc is None or checked.version != doc.version:
-            return None
-        return checked
+    def view(self, uri: str) -> documents.View | None:
+        """``uri`` seen through the analysis of exactly the text the editor has now (edits against
+        older text would corrupt it)."""
+        return documents.view(self.workspace, self.checked, uri)
+
+    def forget(self, unit: str) -> None:
+        task = self.pending.pop(unit, None)
+        if task is not None:
+            task.cancel()
+        self.checked.pop(unit, None)
+        self.broken.discard(unit)
 
 
 server = TorchwiseServer()
@@ -162,13 +175,31 @@ def did_save(ls: TorchwiseServer, params: types.DidSaveTextDocumentParams) -> No
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: TorchwiseServer, params: types.DidCloseTextDocumentParams) -> None:
     """Forget a closed document and clear its diagnostics."""
-    uri = params.text_document.uri
-    task = ls.pending.pop(uri, None)
-    if task is not None:
-        task.cancel()
-    ls.checked.pop(uri, None)
-    ls.broken.discard(uri)
-    ls.publish(uri, None, [])
+    ls.forget(params.text_document.uri)
+    ls.publish(params.text_document.uri, None, [])
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+def notebook_did_open(ls: TorchwiseServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    """Check a notebook's code cells, in order, as one module."""
+    ls.schedule(params.notebook_document.uri, delay=0)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def notebook_did_change(ls: TorchwiseServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    """Check the notebook again once typing pauses (a cell's text, or cells added, moved, removed)."""
+    ls.schedule(params.notebook_document.uri, delay=DEBOUNCE_S)
+    structure = params.change.cells.structure if params.change.cells else None
+    for closed in (structure.did_close or []) if structure else []:
+        ls.publish(closed.uri, None, [])
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def notebook_did_close(ls: TorchwiseServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    """Forget a closed notebook and clear its cells' diagnostics."""
+    ls.forget(params.notebook_document.uri)
+    for cell in params.cell_text_documents:
+        ls.publish(cell.uri, None, [])
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -177,7 +208,7 @@ def did_change_configuration(ls: TorchwiseServer, params: types.DidChangeConfigu
     ls.settings, problems = parse_settings(params.settings)
     for problem in problems:
         ls.warn_once(problem)
-    for uri in list(ls.workspace.text_documents):
+    for uri in {documents.unit_of(ls.workspace, uri) for uri in ls.workspace.text_documents}:
         ls.schedule(uri, delay=0)
 
 
@@ -189,18 +220,17 @@ def code_action(ls: TorchwiseServer, params: types.CodeActionParams) -> list[typ
     """Support quick fixes for the findings in the requested range."""
     if params.context.only and not any(k.startswith(types.CodeActionKind.QuickFix) for k in params.context.only):
         return []
-    uri = params.text_document.uri
-    checked = ls.current(uri)
-    if checked is None:
+    view = ls.view(params.text_document.uri)
+    if view is None:
         return []
-    lines = checked.analysis.source.lines
-    wanted = Span(from_lsp_position(lines, params.range.start, ls.encoding),
-                  from_lsp_position(lines, params.range.end, ls.encoding))
+    wanted = Span(from_lsp_position(view.lines, params.range.start, ls.encoding),
+                  from_lsp_position(view.lines, params.range.end, ls.encoding))
     actions: list[types.CodeAction] = []
-    for finding in checked.analysis.findings:
-        if finding.span.start <= wanted.end and wanted.start <= finding.span.end:
-            actions.extend(_fix_actions(ls, uri, checked, finding))
-            suppress = _suppress_action(ls, uri, checked, finding)
+    for finding, span in view.findings():
+        if span.start <= wanted.end and wanted.start <= span.end:
+            diagnostic = to_diagnostic(view.lines, finding, span, ls.encoding)
+            actions.extend(_fix_actions(ls, view, finding, diagnostic))
+            suppress = _suppress_action(ls, view, finding, span, diagnostic)
             if suppress is not None:
                 actions.append(suppress)
     return actions
@@ -211,57 +241,58 @@ def _workspace_edit(uri: str, version: int | None, edits: list[types.TextEdit]) 
         text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits)])
 
 
-def _fix_actions(ls: TorchwiseServer, uri: str, checked: Checked, finding: Finding) -> list[types.CodeAction]:
-    source = checked.analysis.source
-    diagnostic = to_diagnostic(source, finding, ls.encoding)
+def _fix_actions(ls: TorchwiseServer, view: documents.View, finding: Finding,
+                 diagnostic: types.Diagnostic) -> list[types.CodeAction]:
     actions = []
     for fix in finding.fixes:
         try:
-            edits = [types.TextEdit(range=to_lsp_range(source.lines, e.span, ls.encoding), new_text=e.new_text)
-                     for e in fix.edits]
+            local = [(view.to_local(e.span), e.new_text) for e in fix.edits]
         except Exception:  # a fix that cannot be built is not offered; the diagnostic stays
             ls.log(f"torchwise: building fix {fix.title!r} failed:\n{traceback.format_exc()}", types.MessageType.Error)
             continue
+        if any(span is None for span, _ in local):
+            continue  # it would touch another notebook cell
+        edits = [types.TextEdit(range=to_lsp_range(view.lines, span, ls.encoding), new_text=text)
+                 for span, text in local]
         actions.append(types.CodeAction(
             title=f"{fix.title} ({finding.code})", kind=types.CodeActionKind.QuickFix,
             diagnostics=[diagnostic], is_preferred=fix.preferred or None,
-            edit=_workspace_edit(uri, checked.version, edits)))
+            edit=_workspace_edit(view.uri, view.version, edits)))
     return actions
 
 
-def _suppress_action(ls: TorchwiseServer, uri: str, checked: Checked, finding: Finding) -> types.CodeAction | None:
-    source = checked.analysis.source
-    line_no = finding.span.start.line
-    line = source.lines[line_no].rstrip("\r\n")
+def _suppress_action(ls: TorchwiseServer, view: documents.View, finding: Finding, span: Span,
+                     diagnostic: types.Diagnostic) -> types.CodeAction | None:
+    line_no = span.start.line
+    line = view.lines[line_no].rstrip("\r\n")
     if "noqa" in line or line.rstrip().endswith("\\"):
         return None  # an existing noqa is the user's to edit; a comment after `\` would break the code
     line_end = Position(line_no, len(line))
-    end = to_lsp_range(source.lines, Span(line_end, line_end), ls.encoding)
+    end = to_lsp_range(view.lines, Span(line_end, line_end), ls.encoding)
     edit = types.TextEdit(range=end, new_text=f"  # noqa: {finding.code}")
     return types.CodeAction(
         title=f"Suppress {finding.code} on this line", kind=types.CodeActionKind.QuickFix,
-        diagnostics=[to_diagnostic(source, finding, ls.encoding)],
-        edit=_workspace_edit(uri, checked.version, [edit]))
+        diagnostics=[diagnostic], edit=_workspace_edit(view.uri, view.version, [edit]))
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover | None:
     """Support Hover: dtype (and why), shape, device, contiguity, broadcasting, view-or-copy."""
-    checked = ls.current(params.text_document.uri)
-    if checked is None or checked.analysis.facts is None:
+    view = ls.view(params.text_document.uri)
+    if view is None or view.checked.analysis.facts is None:
         return None
-    source = checked.analysis.source
-    position = from_lsp_position(source.lines, params.position, ls.encoding)
+    analysis = view.checked.analysis
+    position = view.to_unit(from_lsp_position(view.lines, params.position, ls.encoding))
     try:
-        found = Explainer(source, checked.analysis.facts).hover(position)
+        found = Explainer(analysis.source, analysis.facts).hover(position)
     except Exception:  # hover must never break the server
         ls.log(f"torchwise: hover failed:\n{traceback.format_exc()}", types.MessageType.Error)
         return None
-    if found is None:
+    local = view.to_local(found[1]) if found is not None else None
+    if local is None:
         return None
-    text, span = found
-    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
-                       range=to_lsp_range(source.lines, span, ls.encoding))
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=found[0]),
+                       range=to_lsp_range(view.lines, local, ls.encoding))
 
 
 def serve() -> None:

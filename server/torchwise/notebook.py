@@ -1,0 +1,132 @@
+"""Jupyter notebooks: the code cells, in order, analysed as one module.
+
+Facts flow from earlier cells to later ones, as when the notebook runs top to
+bottom. IPython syntax (``%magic``, ``!shell``) becomes a comment of the same
+length so that positions do not move, cell magics (``%%bash``) drop the cell, and a
+cell that does not parse on its own is left out instead of hiding every other
+cell's diagnostics.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass
+from typing import Sequence
+
+from torchwise.findings import Edit, Position, Span
+
+
+@dataclass(frozen=True)
+class Cell:
+    key: object  # what the caller knows the cell by: an index, or a cell document URI
+    text: str
+    start: int  # first line of the cell in the combined text (0-based)
+
+
+@dataclass
+class Combined:
+    text: str
+    cells: list[Cell]
+
+    def cell_at(self, line: int) -> Cell | None:
+        for cell in reversed(self.cells):
+            if line >= cell.start:
+                return cell if line < cell.start + _line_count(cell.text) else None
+        return None
+
+    def to_cell(self, span: Span) -> tuple[Cell, Span] | None:
+        """A span of the combined text as (cell, span inside the cell); None if it crosses cells."""
+        cell = self.cell_at(span.start.line)
+        if cell is None or self.cell_at(span.end.line) is not cell:
+            return None
+        return cell, Span(Position(span.start.line - cell.start, span.start.col),
+                          Position(span.end.line - cell.start, span.end.col))
+
+    def from_cell(self, key: object, position: Position) -> Position | None:
+        for cell in self.cells:
+            if cell.key == key:
+                return Position(cell.start + position.line, position.col)
+        return None
+
+    def edits_by_cell(self, edits: Sequence[Edit]) -> dict | None:
+        """Edits of the combined text, per cell (None when one crosses cells)."""
+        by_cell: dict = {}
+        for edit in edits:
+            mapped = self.to_cell(edit.span)
+            if mapped is None:
+                return None
+            cell, span = mapped
+            by_cell.setdefault(cell.key, []).append(Edit(span, edit.new_text))
+        return by_cell
+
+
+def _line_count(text: str) -> int:
+    return len(text.splitlines()) or 1
+
+
+def python_source(text: str) -> str | None:
+    """A cell's text as Python: magics commented out in place; None for a cell magic or non-Python cell."""
+    lines = text.splitlines(keepends=True)
+    first = next((line.strip() for line in lines if line.strip()), "")
+    if first.startswith("%%"):
+        return None
+    out = []
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped.startswith(("%", "!")):
+            indent = line[:len(line) - len(stripped)]
+            line = indent + "#" + stripped[1:]
+        out.append(line)
+    return "".join(out)
+
+
+def combine(cells: Sequence[tuple[object, str]]) -> Combined:
+    """One module of the given code cells, each starting on a fresh line."""
+    parts, placed, line = [], [], 0
+    for key, text in cells:
+        source = python_source(text)
+        if source is None or not _parses(source):
+            continue
+        if not source.endswith("\n"):
+            source += "\n"
+        placed.append(Cell(key, source, line))
+        parts.append(source)
+        line += _line_count(source)
+    return Combined("".join(parts), placed)
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+# -- .ipynb files ------------------------------------------------------------------------------------------------
+def read_ipynb(text: str) -> tuple[dict, list[tuple[int, str]]]:
+    """The notebook JSON and its code cells as (1-based cell number, source). Raises ValueError."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not a notebook: {err.msg} at line {err.lineno}") from None
+    cells = document.get("cells") if isinstance(document, dict) else None
+    if not isinstance(cells, list):
+        raise ValueError("not a notebook: no cells")
+    language = (document.get("metadata", {}).get("kernelspec", {}) or {}).get("language", "python")
+    if language != "python":
+        return document, []
+    code = []
+    for number, cell in enumerate(cells, start=1):
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            code.append((number, "".join(source) if isinstance(source, list) else str(source)))
+    return document, code
+
+
+def write_ipynb(document: dict, new_sources: dict[int, str]) -> str:
+    """The notebook with some code cells' sources replaced, in nbformat's own layout (indent 1)."""
+    for number, source in new_sources.items():
+        document["cells"][number - 1]["source"] = source.splitlines(keepends=True)
+    return json.dumps(document, indent=1, ensure_ascii=False) + "\n"

@@ -1,0 +1,716 @@
+"""TW6xx: reproducibility and measurement. TW601 incomplete seeding, TW602 wall-clock timing of CUDA work."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import weakref
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+from torchwise.analysis.ops import normalize_device
+from torchwise.analysis.scopes import Scope
+from torchwise.analysis.values import DeviceValue, ModuleValue, ScalarValue, TensorValue
+from torchwise.findings import Edit, Finding, Fix, Position, Severity, Span
+from torchwise.rules import edits
+from torchwise.rules.base import Context, Invalid, Rule, Valid
+
+# -- shared: per-file facts, statements -------------------------------------------------------------------------
+_CACHE: "weakref.WeakKeyDictionary[Context, dict]" = weakref.WeakKeyDictionary()
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _cache(ctx: Context) -> dict:
+    cache = _CACHE.get(ctx)
+    if cache is None:
+        cache = _CACHE[ctx] = {}
+    return cache
+
+
+def _call_scopes(ctx: Context) -> dict:
+    """Every call of the module with its scope (the index lists them all: the inference reads calls)."""
+    cache = _cache(ctx)
+    if "calls" not in cache:
+        cache["calls"] = {node: scope for node, scope in ctx.index.nodes if isinstance(node, ast.Call)}
+    return cache["calls"]
+
+
+def _qualname(ctx: Context, call: ast.Call) -> Optional[str]:
+    scope = _call_scopes(ctx).get(call)
+    return scope.qualname(call.func) if scope is not None else None
+
+
+def _statement_of(ctx: Context, node: ast.AST) -> Optional[ast.stmt]:
+    """The innermost statement holding ``node``."""
+    cache = _cache(ctx)
+    if "parents" not in cache:
+        owner: dict = {}
+        stack: list = [(stmt, stmt) for stmt in ctx.tree.body]
+        while stack:
+            current, statement = stack.pop()
+            owner[current] = statement
+            for child in ast.iter_child_nodes(current):
+                stack.append((child, child if isinstance(child, ast.stmt) else statement))
+        cache["parents"] = owner
+    return cache["parents"].get(node)
+
+
+def _own_line(ctx: Context, stmt: ast.stmt) -> Optional[str]:
+    """The indentation of ``stmt`` when it sits alone on its lines (nothing but a comment after it), else None."""
+    lines = ctx.source.lines
+    first, last = lines[stmt.lineno - 1], lines[stmt.end_lineno - 1]
+    start, end = ctx.source.span(stmt).start.col, ctx.source.span(stmt).end.col
+    before, after = first[:start], last[end:].strip()
+    if before.strip() or (after and not after.startswith("#")):
+        return None
+    return before
+
+
+def _indent_unit(ctx: Context) -> str:
+    for line in ctx.source.lines:
+        stripped = line.lstrip(" \t")
+        if stripped.strip() and len(stripped) < len(line):
+            return line[: len(line) - len(stripped)]
+    return "    "
+
+
+def _insert_after(ctx: Context, stmt: ast.stmt, indent: str, new_lines: list[str]) -> Edit:
+    last = ctx.source.lines[stmt.end_lineno - 1]
+    if last.endswith(("\n", "\r")):
+        at = Position(stmt.end_lineno, 0)
+        return Edit(Span(at, at), "".join(f"{indent}{line}\n" for line in new_lines))
+    at = Position(stmt.end_lineno - 1, len(last))  # the file's last line, with no line break
+    return Edit(Span(at, at), "".join(f"\n{indent}{line}" for line in new_lines))
+
+
+def _insert_before(stmt: ast.stmt, indent: str, new_lines: list[str]) -> Edit:
+    at = Position(stmt.lineno - 1, 0)
+    return Edit(Span(at, at), "".join(f"{indent}{line}\n" for line in new_lines))
+
+
+def _walk_code(node: ast.AST) -> Iterator[ast.AST]:
+    """``node`` and what it contains, not descending into nested functions, classes or lambdas."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(child, _NESTED_SCOPES):
+                stack.append(child)
+
+
+# -- TW601 --------------------------------------------------------------------------------------------------------
+_TORCH_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
+# These seed torch, numpy and random together.
+_SEED_EVERYTHING = frozenset({
+    "lightning.seed_everything", "lightning.pytorch.seed_everything", "pytorch_lightning.seed_everything",
+    "lightning.fabric.seed_everything", "lightning_fabric.seed_everything",
+    "lightning.pytorch.utilities.seed.seed_everything", "pytorch_lightning.utilities.seed.seed_everything",
+    "transformers.set_seed", "accelerate.utils.set_seed",
+})
+# numpy.random functions that do not draw from the global generator.
+_NUMPY_NOT_DRAWS = frozenset({
+    "seed", "default_rng", "Generator", "RandomState", "SeedSequence", "BitGenerator", "PCG64", "PCG64DXSM", "MT19937",
+    "Philox", "SFC64", "get_state", "set_state", "get_bit_generator", "set_bit_generator",
+})
+_RANDOM_DRAWS = frozenset({
+    "random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform", "gauss", "normalvariate",
+    "lognormvariate", "expovariate", "vonmisesvariate", "gammavariate", "betavariate", "paretovariate",
+    "weibullvariate", "triangular", "getrandbits", "randbytes", "binomialvariate",
+})
+_NUMPY_SEED_RANGE = range(0, 2 ** 32)
+
+
+@dataclass
+class _Randomness:
+    draws: dict  # "numpy" / "random" -> first unseeded draw (qualname, line)
+    seeded: set  # "numpy" / "random" seeded somewhere in the file
+    everything: bool  # a seed-everything helper is called
+
+
+def _randomness(ctx: Context) -> _Randomness:
+    cache = _cache(ctx)
+    if "randomness" in cache:
+        return cache["randomness"]
+    found = _Randomness({}, set(), False)
+    for call, scope in _call_scopes(ctx).items():
+        qualname = scope.qualname(call.func)
+        if qualname is None:
+            continue
+        if qualname in _SEED_EVERYTHING:
+            found.everything = True
+        elif qualname in ("numpy.random.seed", "random.seed"):
+            found.seeded.add(qualname.split(".")[0])
+        elif qualname.startswith("numpy.random.") and qualname.count(".") == 2 \
+                and qualname.rsplit(".", 1)[1] not in _NUMPY_NOT_DRAWS:
+            _first(found.draws, "numpy", qualname, call)
+        elif qualname.startswith("random.") and qualname.count(".") == 1 and qualname[7:] in _RANDOM_DRAWS:
+            _first(found.draws, "random", qualname, call)
+    cache["randomness"] = found
+    return found
+
+
+def _first(draws: dict, library: str, qualname: str, call: ast.Call) -> None:
+    if library not in draws or call.lineno < draws[library][1]:
+        draws[library] = (qualname, call.lineno)
+
+
+def _pure(node: ast.AST) -> bool:
+    """An expression that gives the same value when written twice in a row (a name, `args.seed`, `seed + rank`)."""
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _pure(node.value)
+    if isinstance(node, ast.Subscript):
+        return _pure(node.value) and _pure(node.slice)
+    if isinstance(node, ast.BinOp):
+        return _pure(node.left) and _pure(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _pure(node.operand)
+    return False
+
+
+class IncompleteSeeding(Rule):
+    code = "TW601"
+    name = "incomplete-seeding"
+    severity = Severity.INFO
+    summary = ("Flags `torch.manual_seed(s)` in a file that also draws from `numpy.random` or `random` "
+               "without ever seeding them.")
+    why = ("`torch.manual_seed` seeds PyTorch's generators only (the CPU one and every CUDA device's: "
+           "`torch.cuda.manual_seed_all` is not needed). numpy's global generator and Python's `random` keep "
+           "their own state, seeded from the OS at start-up, so data shuffling, augmentation or sampling done "
+           "with them differ on every run, and the run is not reproducible although it looks seeded. "
+           "Generators made with a seed (`np.random.default_rng(0)`, `random.Random(0)`) are not affected.")
+    fix_summary = ("Insert the missing `np.random.seed(s)` / `random.seed(s)` right after the `torch.manual_seed(s)` "
+                   "statement, with the same seed expression (and `import numpy as np` / `import random` when the "
+                   "file has no name for them). Offered when the seed is a plain expression (`0`, `seed`, "
+                   "`args.seed`, `seed + rank`) and the statement stands on its own line.")
+    valid = (
+        Valid("import random\nimport numpy as np\nimport torch\n\nSEED = 0\nrandom.seed(SEED)\nnp.random.seed(SEED)\n"
+              "torch.manual_seed(SEED)\nidx = np.random.permutation(10)\nrandom.shuffle(list(idx))\n"),
+        Valid("import numpy as np\nimport torch\n\ntorch.manual_seed(0)\nrng = np.random.default_rng(0)\n"
+              "noise = rng.normal(size=3)\n"),
+        Valid("import torch\n\ntorch.manual_seed(0)\nx = torch.randn(3)\n"),
+        Valid("import numpy as np\n\nnoise = np.random.randn(3)\n"),  # no torch seed: nothing claims reproducibility
+        Valid("import random\nimport torch\nimport lightning as L\n\nL.seed_everything(7)\ntorch.manual_seed(7)\n"
+              "print(random.random())\n"),
+        Valid("import random\nimport torch\n\n\ndef seed_worker(worker_id):\n    random.seed(worker_id)\n\n\n"
+              "torch.manual_seed(0)\nitems = list(range(8))\nrandom.shuffle(items)\n"),
+    )
+    invalid = (
+        Invalid("import numpy as np\nimport torch\n\ntorch.manual_seed(42)\nnoise = np.random.randn(16)\n",
+                "import numpy as np\nimport torch\n\ntorch.manual_seed(42)\nnp.random.seed(42)\n"
+                "noise = np.random.randn(16)\n"),
+        Invalid("import random\nimport torch\n\n\ndef set_seed(seed: int):\n    torch.manual_seed(seed)  # all devices\n"
+                "\n\ndef augment(img):\n    if random.random() < 0.5:\n        img = img.flip(-1)\n    return img\n",
+                "import random\nimport torch\n\n\ndef set_seed(seed: int):\n    torch.manual_seed(seed)  # all devices\n"
+                "    random.seed(seed)\n"
+                "\n\ndef augment(img):\n    if random.random() < 0.5:\n        img = img.flip(-1)\n    return img\n"),
+        Invalid("import argparse\nimport random\nimport numpy\nimport torch as T\n\nargs = argparse.Namespace(seed=3)\n"
+                "T.manual_seed(args.seed)\nperm = numpy.random.permutation(100)\nrandom.shuffle(perm)\n",
+                "import argparse\nimport random\nimport numpy\nimport torch as T\n\nargs = argparse.Namespace(seed=3)\n"
+                "T.manual_seed(args.seed)\nnumpy.random.seed(args.seed)\nrandom.seed(args.seed)\n"
+                "perm = numpy.random.permutation(100)\nrandom.shuffle(perm)\n"),
+        Invalid("\"\"\"Sampling demo.\"\"\"\nimport torch\nfrom numpy.random import choice\n\ntorch.manual_seed(0)\n"
+                "picked = choice(10, size=3)\n",
+                "\"\"\"Sampling demo.\"\"\"\nimport numpy as np\nimport torch\nfrom numpy.random import choice\n\n"
+                "torch.manual_seed(0)\nnp.random.seed(0)\npicked = choice(10, size=3)\n"),
+        Invalid("import random\nimport torch\nfrom torch.utils.data import Dataset\n\n\nclass Crops(Dataset):\n"
+                "    def __getitem__(self, i):\n        return random.randint(0, 31)\n\n\nif __name__ == '__main__':\n"
+                "    torch.manual_seed(1234)\n    ds = Crops()\n",
+                "import random\nimport torch\nfrom torch.utils.data import Dataset\n\n\nclass Crops(Dataset):\n"
+                "    def __getitem__(self, i):\n        return random.randint(0, 31)\n\n\nif __name__ == '__main__':\n"
+                "    torch.manual_seed(1234)\n    random.seed(1234)\n    ds = Crops()\n"),
+        Invalid("import random\nimport torch\n\ntorch.manual_seed(int.from_bytes(b'ab', 'big'))\nx = random.random()\n"),
+    )
+
+    def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        if scope.qualname(node.func) not in _TORCH_SEEDS:
+            return
+        randomness = _randomness(ctx)
+        if randomness.everything:
+            return
+        missing = [lib for lib in ("numpy", "random") if lib in randomness.draws and lib not in randomness.seeded]
+        if not missing:
+            return
+        drawn = ", ".join(f"`{randomness.draws[lib][0]}` (line {randomness.draws[lib][1]})" for lib in missing)
+        unseeded = " and ".join("`numpy.random`" if lib == "numpy" else "`random`" for lib in missing)
+        message = (f"`torch.manual_seed` does not seed {unseeded}, which this file draws from ({drawn}): "
+                   "those draws differ on every run")
+        fix = self._fix(node, scope, ctx, missing)
+        yield self.finding(ctx, node, message, [fix] if fix else [])
+
+    @staticmethod
+    def _fix(node: ast.Call, scope: Scope, ctx: Context, missing: list[str]) -> Optional[Fix]:
+        seed = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "seed"), None)
+        if seed is None or not _pure(seed):
+            return None
+        if isinstance(seed, ast.Constant) and (type(seed.value) is not int or seed.value not in _NUMPY_SEED_RANGE) \
+                and "numpy" in missing:
+            return None  # np.random.seed would raise
+        stmt = _statement_of(ctx, node)
+        indent = _own_line(ctx, stmt) if stmt is not None else None
+        if indent is None:
+            return None
+        seed_text = ctx.source.text_of(ctx.source.span(seed))
+        lines, imports = [], []
+        for library in missing:
+            spelled = _seed_function(scope, library)
+            if spelled is None:
+                return None
+            function, module_import = spelled
+            lines.append(f"{function}({seed_text})")
+            if module_import:
+                imports.append(module_import)
+        shown = " and ".join(f"`{line}`" for line in lines)
+
+        def build():
+            return [*(edits.import_edit(ctx.tree, module) for module in imports), _insert_after(ctx, stmt, indent, lines)]
+        return Fix(f"Seed them too: insert {shown}", build, preferred=True)
+
+
+def _seed_function(scope: Scope, library: str) -> Optional[tuple[str, Optional[str]]]:
+    """How to call the library's seed function here, and the import to add (None: none needed)."""
+    if library == "numpy":
+        for alias in scope.aliases_of("numpy.random"):
+            return f"{alias}.seed", None
+        aliases = list(scope.aliases_of("numpy"))
+        if aliases:
+            return f"{'np' if 'np' in aliases else aliases[0]}.random.seed", None
+        for name, module in (("np", "numpy as np"), ("numpy", "numpy")):
+            if not _name_taken(scope, name):
+                return f"{name}.random.seed", module
+        return None
+    aliases = list(scope.aliases_of("random"))
+    if aliases:
+        return f"{'random' if 'random' in aliases else aliases[0]}.seed", None
+    return ("random.seed", "random") if not _name_taken(scope, "random") else None
+
+
+def _name_taken(scope: Scope, name: str) -> bool:
+    """``name`` means something at ``scope`` or anywhere in the module (an added import would clash)."""
+    return scope.owner_of(name) is not None or name in scope.module.bindings
+
+
+# -- TW602 --------------------------------------------------------------------------------------------------------
+TIMERS = frozenset({"time.time", "time.perf_counter", "time.monotonic", "time.time_ns", "time.perf_counter_ns",
+                    "time.monotonic_ns", "timeit.default_timer"})
+# Reading a value back to the host waits for the work queued before it.
+_SYNC_METHODS = frozenset({"synchronize", "item", "cpu", "tolist", "numpy"})
+_SYNC_BUILTINS = frozenset({"float", "int", "bool", "print"})
+# Methods that read metadata or configure a module: no GPU work.
+_NOT_WORK = frozenset({
+    "size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous", "element_size", "data_ptr",
+    "get_device", "parameters", "named_parameters", "buffers", "named_buffers", "children", "modules",
+    "named_modules", "train", "eval", "state_dict", "zero_grad", "register_buffer", "register_parameter",
+    "register_forward_hook", "register_hook", "requires_grad_", "__len__",
+})
+_CERTAIN, _POSSIBLE = 2, 1
+_BUILTIN_NAMES = frozenset(vars(builtins))
+
+
+@dataclass
+class _Timing:
+    end_stmt: ast.stmt
+    certain: bool  # the work is certainly on CUDA (else: on a device that may be CUDA)
+
+
+class _Placements:
+    """What the file puts on a device that is (certainly or possibly) CUDA: names, `self.<attr>`s."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.mentions_cuda = _mentions_cuda(ctx)
+        self.resident: dict = {}  # key -> _CERTAIN / _POSSIBLE
+        for node in ast.walk(ctx.tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) \
+                            and len(target.elts) == len(node.value.elts):
+                        for elt, value in zip(target.elts, node.value.elts):
+                            self._place(elt, self.placement(value))
+                    else:
+                        self._place(target, self.placement(node.value))
+            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
+                    and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in ("to", "cuda"):
+                self._place(node.value.func.value, self.placement(node.value))  # `model.to(device)`: in place
+
+    def _place(self, target: ast.AST, level: int) -> None:
+        key = self.key(target)
+        if level and key is not None:
+            self.resident[key] = max(level, self.resident.get(key, 0))
+
+    def key(self, node: ast.AST):
+        if isinstance(node, ast.Name):
+            scope = _name_scopes(self.ctx).get(node)
+            owner = scope.owner_of(node.id) if scope is not None else None
+            return (id(owner), node.id) if owner is not None else None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return ("self", node.attr)
+        return None
+
+    def placement(self, expr: ast.AST) -> int:
+        """How surely ``expr`` (a call chain) puts its result on CUDA: _CERTAIN, _POSSIBLE or 0."""
+        level = 0
+        node = expr
+        while isinstance(node, ast.Call):
+            level = max(level, self.call_placement(node))
+            node = node.func.value if isinstance(node.func, ast.Attribute) else None
+        return level
+
+    def call_placement(self, call: ast.Call) -> int:
+        level = 0
+        if isinstance(call.func, ast.Attribute) and _qualname(self.ctx, call) is None:
+            if call.func.attr == "cuda":
+                return _CERTAIN
+            if call.func.attr == "to":
+                for arg in [*call.args, *(k.value for k in call.keywords if k.arg == "device")]:
+                    level = max(level, self.device_level(arg))
+        for keyword in call.keywords:
+            if keyword.arg == "device":
+                level = max(level, self.device_level(keyword.value))
+        return level
+
+    def device_level(self, node: ast.AST) -> int:
+        """A device argument: certainly CUDA, possibly CUDA (chosen at run time in a file that mentions CUDA), or not."""
+        value = self.ctx.value(node)
+        text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+        if text is None and isinstance(value, ScalarValue) and value.kind == "str":
+            text = value.value
+        if text is not None:
+            device = normalize_device(text)
+            return _CERTAIN if device and device.startswith("cuda") else 0
+        if isinstance(value, DeviceValue):
+            if value.device is not None:
+                return _CERTAIN if value.device.startswith("cuda") else 0
+            return _POSSIBLE if self.mentions_cuda else 0
+        if isinstance(value, TensorValue):
+            return _CERTAIN if (value.device or "").startswith("cuda") else 0
+        if value is None and self.mentions_cuda and (
+                (isinstance(node, ast.Name) and "device" in node.id.lower())
+                or (isinstance(node, ast.Attribute) and "device" in node.attr.lower())):
+            return _POSSIBLE
+        return 0
+
+
+def _name_scopes(ctx: Context) -> dict:
+    """The scope every name is read or bound in."""
+    cache = _cache(ctx)
+    if "name_scopes" not in cache:
+        index = ctx.index
+        scopes: dict = {}
+        stack = [(ctx.tree, index.module_scope)]
+        while stack:
+            node, scope = stack.pop()
+            if isinstance(node, ast.Name):
+                scopes[node] = scope
+                continue
+            inner = index.scope_of_node.get(node) if node is not ctx.tree else None
+            outer_parts = (*getattr(node, "decorator_list", ()), *getattr(node, "bases", ()),
+                           getattr(node, "returns", None)) if inner is not None else ()
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, scope if inner is None or child in outer_parts else inner))
+        cache["name_scopes"] = scopes
+    return cache["name_scopes"]
+
+
+def _mentions_cuda(ctx: Context) -> bool:
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("cuda"):
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "cuda":
+            return True  # `.cuda()`, `torch.cuda.*`
+    return False
+
+
+def _on_cuda(value) -> bool:
+    if isinstance(value, TensorValue):
+        return (value.device or "").startswith("cuda")
+    if isinstance(value, ModuleValue):
+        return any((p.device or "").startswith("cuda") for _, p in value.params)
+    return False
+
+
+class _Region:
+    """Work and synchronization events between a start stamp and an end stamp, in order."""
+
+    def __init__(self, ctx: Context, placements: _Placements, local_syncs: dict):
+        self.ctx = ctx
+        self.placements = placements
+        self.local_syncs = local_syncs
+        self.derived: set = set()  # names computed from CUDA work inside the region
+        self.level = 0
+
+    def statements(self, stmts: list) -> list:
+        events: list = []
+        for stmt in stmts:
+            events.extend(self.statement(stmt))
+        return events
+
+    def statement(self, stmt: ast.stmt) -> list:
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            head = self.expression(stmt.iter if not isinstance(stmt, ast.While) else stmt.test)
+            inner = self.statements(stmt.body)
+            kinds = {kind for _, kind in inner}
+            if kinds == {"work", "sync"}:
+                # Each iteration's sync waits for the work before it: at most one iteration's tail is unsynced.
+                inner = [((stmt.lineno, stmt.col_offset), "work"), ((stmt.end_lineno, stmt.end_col_offset), "sync")]
+            return head + inner + self.statements(stmt.orelse)
+        if isinstance(stmt, _NESTED_SCOPES):
+            return []
+        events: list = []
+        bodies = []
+        for field, value in ast.iter_fields(stmt):
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                bodies.append(value)
+            elif isinstance(value, list) and value and isinstance(value[0], (ast.excepthandler, ast.match_case)):
+                bodies.extend(h.body for h in value)
+            elif isinstance(value, list) and field != "targets":
+                for item in value:
+                    if isinstance(item, ast.withitem):
+                        events.extend(self.expression(item.context_expr))
+                    elif isinstance(item, ast.expr):
+                        events.extend(self.expression(item))
+            elif isinstance(value, ast.expr) and field not in ("target",):
+                events.extend(self.expression(value))
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(k == "work" for _, k in events):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        self.derived.add(name.id)
+        for body in bodies:
+            events.extend(self.statements(body))
+        return events
+
+    def expression(self, expr: ast.AST, before: Optional[tuple] = None) -> list:
+        events = []
+        for node in _walk_code(expr):
+            if before is not None and hasattr(node, "end_lineno") and (node.end_lineno, node.end_col_offset) > before:
+                continue  # evaluated after the end stamp's timer call
+            if isinstance(node, ast.Call):
+                if self.is_sync(node):
+                    events.append(((node.end_lineno, node.end_col_offset), "sync"))
+                    continue
+                level = self.call_work(node)
+            elif isinstance(node, ast.BinOp):
+                level = self.binop_work(node)
+            else:
+                continue
+            if level:
+                self.level = max(self.level, level)
+                events.append(((node.lineno, node.col_offset), "work"))
+        return events
+
+    def resident(self, node: ast.AST) -> int:
+        if isinstance(node, ast.Name) and node.id in self.derived:
+            return _POSSIBLE
+        if _on_cuda(self.ctx.value(node)):
+            return _CERTAIN
+        key = self.placements.key(node)
+        return self.placements.resident.get(key, 0) if key is not None else 0
+
+    def is_sync(self, call: ast.Call) -> bool:
+        qualname = _qualname(self.ctx, call)
+        if qualname is not None:
+            return qualname.rsplit(".", 1)[-1] == "synchronize"
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            return func.attr in _SYNC_METHODS
+        if isinstance(func, ast.Name):
+            if func.id in self.local_syncs:
+                return True
+            if func.id in _SYNC_BUILTINS and call.args and any(self.resident(a) for a in call.args):
+                return True
+        return False
+
+    def call_work(self, call: ast.Call) -> int:
+        level = self.placements.call_placement(call)
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in _NOT_WORK:
+            return level
+        level = max(level, self.resident(func))  # `model(x)`, `self.net(x)`
+        if isinstance(func, ast.Attribute):
+            level = max(level, self.resident(func.value))  # `x.sum()`, `loss.backward()`
+        if _on_cuda(self.ctx.value(call)):
+            level = _CERTAIN
+        # Tensors passed to torch, to a method, or to a function of the user's: work on them
+        # (not to `len`, `isinstance`, `print`...).
+        if not (isinstance(func, ast.Name) and func.id in _BUILTIN_NAMES):
+            for arg in [*call.args, *(k.value for k in call.keywords)]:
+                level = max(level, self.resident(arg.value if isinstance(arg, ast.Starred) else arg))
+        return level
+
+    def binop_work(self, node: ast.BinOp) -> int:
+        if _on_cuda(self.ctx.value(node)):
+            return _CERTAIN
+        return max(self.resident(node.left), self.resident(node.right))
+
+
+def _local_syncs(ctx: Context) -> set:
+    """Functions of this file whose body synchronizes somewhere."""
+    names = set()
+    for stmt in ctx.tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in _walk_code(stmt):
+                if node is not stmt and isinstance(node, ast.Call) and (_qualname(ctx, node) or "").endswith(
+                        ".synchronize"):
+                    names.add(stmt.name)
+                    break
+    return names
+
+
+def _is_timer(ctx: Context, node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and _qualname(ctx, node) in TIMERS
+
+
+def _timer_in(ctx: Context, stmt: ast.stmt) -> Optional[ast.Call]:
+    return next((n for n in _walk_code(stmt) if _is_timer(ctx, n)), None)
+
+
+def _blocks(tree: ast.Module) -> Iterator[list]:
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield block
+
+
+def _timings(ctx: Context) -> dict:
+    """End-stamp timer call -> _Timing, for timed regions with unsynchronized CUDA work."""
+    cache = _cache(ctx)
+    if "timings" in cache:
+        return cache["timings"]
+    found: dict = {}
+    cache["timings"] = found
+    if not any(qualname in TIMERS for qualname in map(lambda c: _qualname(ctx, c), _call_scopes(ctx))):
+        return found
+    placements = _Placements(ctx)
+    local_syncs = _local_syncs(ctx)
+    for block in _blocks(ctx.tree):
+        for i, stmt in enumerate(block):
+            if not (isinstance(stmt, (ast.Assign, ast.AnnAssign)) and _is_timer(ctx, stmt.value)):
+                continue
+            end = next((j for j in range(i + 1, len(block)) if _timer_in(ctx, block[j]) is not None), None)
+            if end is None or not isinstance(block[end], (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)):
+                continue
+            end_call = _timer_in(ctx, block[end])
+            if end_call in found:
+                continue
+            region = _Region(ctx, placements, local_syncs)
+            events = region.statements(block[i + 1:end])
+            events += region.expression(block[end], before=(end_call.lineno, end_call.col_offset))
+            work = [pos for pos, kind in events if kind == "work"]
+            if not work:
+                continue
+            if any(pos >= max(work) for pos, kind in events if kind == "sync"):
+                continue
+            found[end_call] = _Timing(block[end], region.level == _CERTAIN)
+    return found
+
+
+class UnsynchronizedTiming(Rule):
+    code = "TW602"
+    name = "unsynchronized-cuda-timing"
+    severity = Severity.WARNING
+    summary = ("Flags wall-clock timing (`time.perf_counter()`, `time.time()`, `time.monotonic()`) around CUDA work "
+               "with no synchronization before the end stamp.")
+    why = ("CUDA kernels run asynchronously: the Python call returns as soon as the kernel is queued. Without "
+           "`torch.cuda.synchronize()` (or a read-back such as `.item()`, `.cpu()`, `.tolist()`) before the second "
+           "stamp, the timer measures how fast work was *queued*, not how long it took, and the time shows up "
+           "later at the next synchronizing call. For benchmarks prefer `torch.cuda.Event(enable_timing=True)` or "
+           "`torch.utils.benchmark.Timer`, which synchronize and warm up for you. CUDA work means a tensor or "
+           "module known to be on CUDA, `.cuda()`, `device=\"cuda\"`, or something the file moved to a device "
+           "variable that can be CUDA; CPU-only code is not flagged.")
+    fix_summary = ("Insert `torch.cuda.synchronize()` on its own line before the end stamp; when the device is "
+                   "only possibly CUDA (chosen at run time), guarded by `if torch.cuda.is_available():` so that "
+                   "the script still runs without a GPU.")
+    valid = (
+        Valid("import time\nimport torch\n\nx = torch.randn(1024, 1024, device='cuda')\n"
+              "torch.cuda.synchronize()\nt0 = time.perf_counter()\ny = x @ x\ntorch.cuda.synchronize()\n"
+              "elapsed = time.perf_counter() - t0\n"),
+        Valid("import time\nimport torch\n\nx = torch.randn(512, 512)\nt0 = time.perf_counter()\ny = x @ x\n"
+              "elapsed = time.perf_counter() - t0\n"),  # CPU: synchronous
+        Valid("import time\nimport torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+              "model = torch.nn.Linear(64, 64).to(device)\nx = torch.randn(32, 64, device=device)\n"
+              "start = time.time()\nloss = model(x).sum()\nprint(f'loss {loss.item():.3f}')\n"
+              "print(f'took {time.time() - start:.3f}s')\n"),  # .item() waits for the work
+        Valid("import time\nfrom time import perf_counter\n\nstart = perf_counter()\ntotal = sum(range(10 ** 6))\n"
+              "print(perf_counter() - start)\n"),
+        Valid("import time\nimport torch\n\n\ndef train(model, loader, opt, device):\n"
+              "    model.to(device)\n    for epoch in range(3):\n        t0 = time.time()\n"
+              "        for x, y in loader:\n            x, y = x.to(device), y.to(device)\n"
+              "            loss = torch.nn.functional.cross_entropy(model(x), y)\n"
+              "            opt.zero_grad()\n            loss.backward()\n            opt.step()\n"
+              "            running = loss.item()\n        print(epoch, time.time() - t0)\n"
+              "\n\nif torch.cuda.is_available():\n    print('cuda')\n"),
+        Valid("import time\nimport torch\n\nx = torch.randn(256, 256, device='cuda')\nt0 = time.perf_counter()\n"
+              "y = (x @ x).cpu()\nt1 = time.perf_counter()\n"),
+    )
+    invalid = (
+        Invalid("import time\nimport torch\n\nx = torch.randn(4096, 4096, device='cuda')\n"
+                "t0 = time.perf_counter()\ny = x @ x\nt1 = time.perf_counter()\nprint(f'{t1 - t0:.4f}s')\n",
+                "import time\nimport torch\n\nx = torch.randn(4096, 4096, device='cuda')\n"
+                "t0 = time.perf_counter()\ny = x @ x\ntorch.cuda.synchronize()\nt1 = time.perf_counter()\n"
+                "print(f'{t1 - t0:.4f}s')\n"),
+        Invalid("import time\nimport torch\nimport torch.nn as nn\n\n"
+                "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+                "model = nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 10)).to(device)\n"
+                "batch = torch.randn(64, 128).to(device)\n\nwith torch.no_grad():\n    start = time.time()\n"
+                "    for _ in range(100):\n        out = model(batch)\n    elapsed = time.time() - start\n",
+                "import time\nimport torch\nimport torch.nn as nn\n\n"
+                "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+                "model = nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 10)).to(device)\n"
+                "batch = torch.randn(64, 128).to(device)\n\nwith torch.no_grad():\n    start = time.time()\n"
+                "    for _ in range(100):\n        out = model(batch)\n    if torch.cuda.is_available():\n"
+                "        torch.cuda.synchronize()\n    elapsed = time.time() - start\n"),
+        Invalid("from time import perf_counter\nimport torch as T\n\n\ndef bench(n: int):\n"
+                "    a = T.randn(n, n).cuda()\n    t0 = perf_counter()\n    b = a.softmax(-1)\n"
+                "    return perf_counter() - t0\n",
+                "from time import perf_counter\nimport torch as T\n\n\ndef bench(n: int):\n"
+                "    a = T.randn(n, n).cuda()\n    t0 = perf_counter()\n    b = a.softmax(-1)\n"
+                "    T.cuda.synchronize()\n    return perf_counter() - t0\n"),
+        Invalid("import time\nimport torch\nfrom torch import nn\n\n\nclass Encoder(nn.Module):\n"
+                "    def __init__(self):\n        super().__init__()\n        self.net = nn.Linear(32, 32).cuda()\n\n"
+                "    def timed_forward(self, x):\n        t0 = time.monotonic()\n        y = self.net(x)\n"
+                "        self.last_ms = (time.monotonic() - t0) * 1000\n        return y\n",
+                "import time\nimport torch\nfrom torch import nn\n\n\nclass Encoder(nn.Module):\n"
+                "    def __init__(self):\n        super().__init__()\n        self.net = nn.Linear(32, 32).cuda()\n\n"
+                "    def timed_forward(self, x):\n        t0 = time.monotonic()\n        y = self.net(x)\n"
+                "        torch.cuda.synchronize()\n        self.last_ms = (time.monotonic() - t0) * 1000\n"
+                "        return y\n"),
+        Invalid("import time\nimport torch\n\nw = torch.randn(1000, 1000, device='cuda')\n"
+                "t0 = time.perf_counter()\ntorch.cuda.synchronize()\nfor _ in range(10):\n    w = w @ w\n"
+                "t1 = time.perf_counter()\n",  # synchronized at the wrong place: before the work
+                "import time\nimport torch\n\nw = torch.randn(1000, 1000, device='cuda')\n"
+                "t0 = time.perf_counter()\ntorch.cuda.synchronize()\nfor _ in range(10):\n    w = w @ w\n"
+                "torch.cuda.synchronize()\nt1 = time.perf_counter()\n"),
+    )
+
+    def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        if scope.qualname(node.func) not in TIMERS:
+            return
+        timing = _timings(ctx).get(node)
+        if timing is None:
+            return
+        stamp = ctx.source.text_of(ctx.source.span(node.func))
+        message = (f"`{stamp}()` stops the clock while CUDA work may still be running (kernels are queued "
+                   "asynchronously): call `torch.cuda.synchronize()` before it, or time with "
+                   "`torch.cuda.Event(enable_timing=True)` / `torch.utils.benchmark`")
+        indent = _own_line(ctx, timing.end_stmt)
+        fixes = []
+        if indent is not None and edits.module_name(scope, ctx.tree, "torch") is not None:
+            def build():
+                torch, extra = edits.module_name(scope, ctx.tree, "torch")
+                sync = f"{torch}.cuda.synchronize()"
+                lines = [sync] if timing.certain else [f"if {torch}.cuda.is_available():",
+                                                       f"{_indent_unit(ctx)}{sync}"]
+                return [_insert_before(timing.end_stmt, indent, lines), *extra]
+            title = "Insert `torch.cuda.synchronize()` before the end stamp" + (
+                "" if timing.certain else " (when CUDA is available)")
+            fixes.append(Fix(title, build, preferred=True))
+        yield self.finding(ctx, node, message, fixes)
+
+
+RULES = (IncompleteSeeding, UnsynchronizedTiming)
