@@ -40,6 +40,7 @@ class TorchwiseServer(LanguageServer):
         # One worker: analyses run one at a time, off the event loop so messages keep flowing.
         self.analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchwise-analysis")
         self._config_problems: set[str] = set()
+        self.folder_settings: dict[str, EditorSettings] = {}  # multi-root: each folder's own settings
 
     # -- logging ----------------------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
@@ -57,8 +58,29 @@ class TorchwiseServer(LanguageServer):
         return self.workspace.position_encoding or types.PositionEncodingKind.Utf16
 
     # -- analysis -----------------------------------------------------------------------
-    def rule_config(self, path: str | None) -> RuleConfig:
-        config = self.settings.rules
+    async def settings_for(self, uri: str) -> EditorSettings:
+        """The editor settings of the workspace folder holding ``uri`` (multi-root: per folder)."""
+        folder = next((f.uri for f in self.workspace.folders.values() if uri.startswith(f.uri.rstrip("/") + "/")),
+                      None)
+        capabilities = self.client_capabilities.workspace
+        if folder is None or capabilities is None or not capabilities.configuration:
+            return self.settings
+        if folder not in self.folder_settings:
+            try:
+                answer = await asyncio.wait_for(self.workspace_configuration_async(types.ConfigurationParams(
+                    items=[types.ConfigurationItem(scope_uri=folder, section="torchwise")])), timeout=2)
+            except Exception:  # a client that cannot answer: the global settings hold
+                answer = None
+            settings = self.settings
+            if answer and isinstance(answer[0], dict) and answer[0]:
+                settings, problems = parse_settings({"torchwise": answer[0]})
+                for problem in problems:
+                    self.warn_once(problem)
+            self.folder_settings[folder] = settings
+        return self.folder_settings[folder]
+
+    def rule_config(self, path: str | None, settings: EditorSettings | None = None) -> RuleConfig:
+        config = (settings or self.settings).rules
         if path:
             try:
                 config = RuleConfig().layered(config).layered(project_config(Path(path)))
@@ -81,7 +103,7 @@ class TorchwiseServer(LanguageServer):
             snap = documents.snapshot(self.workspace, uri)
             if snap is None:
                 return
-            config = self.rule_config(snap.path)
+            config = self.rule_config(snap.path, await self.settings_for(uri))
             loop = asyncio.get_running_loop()
             previous = self.checked.get(uri)
             reuse = previous.analysis if previous is not None and previous.cells is None else None
@@ -206,6 +228,7 @@ def notebook_did_close(ls: TorchwiseServer, params: types.DidCloseNotebookDocume
 def did_change_configuration(ls: TorchwiseServer, params: types.DidChangeConfigurationParams) -> None:
     """Take new editor settings and check every open document again."""
     ls.settings, problems = parse_settings(params.settings)
+    ls.folder_settings.clear()
     for problem in problems:
         ls.warn_once(problem)
     for uri in {documents.unit_of(ls.workspace, uri) for uri in ls.workspace.text_documents}:

@@ -245,9 +245,11 @@ class IncompleteSeeding(Rule):
         seed = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "seed"), None)
         if seed is None or not _pure(seed):
             return None
-        if isinstance(seed, ast.Constant) and (type(seed.value) is not int or seed.value not in _NUMPY_SEED_RANGE) \
-                and "numpy" in missing:
-            return None  # np.random.seed would raise
+        value = ctx.value(seed)
+        known = value.value if isinstance(value, ScalarValue) and value.kind == "int" else None
+        if "numpy" in missing and (isinstance(seed, ast.Constant) and type(seed.value) is not int
+                                   or isinstance(known, int) and known not in _NUMPY_SEED_RANGE):
+            return None  # np.random.seed only takes 0 <= seed < 2**32
         stmt = _statement_of(ctx, node)
         indent = _own_line(ctx, stmt) if stmt is not None else None
         if indent is None:

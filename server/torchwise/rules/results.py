@@ -102,8 +102,8 @@ class DiscardedResult(Rule):
         if isinstance(target, ast.Attribute) and _root_value(ctx, target) is not None \
                 and _root_value(ctx, target).requires_grad is not False:
             target_text = None  # may be an nn.Parameter: assigning a plain tensor to it raises
-        shown = target_text or "the tensor"
-        message = f"`.{method}()` returns a new tensor and its result is thrown away: {shown} is unchanged"
+        shown = _short(ctx.source.text_of(ctx.source.span(target if target is not None else call.func.value)))
+        message = f"`.{method}()` returns a new tensor and its result is thrown away: `{shown}` is unchanged"
         fixes = []
         if target_text is not None:
             start = ctx.source.span(node).start
@@ -138,6 +138,11 @@ class DiscardedResult(Rule):
                    and all(stride != 0 or size == 1 for stride, size in zip(receiver.strides, receiver.shape))
                    and not (receiver.memory or "").startswith("shares"))
         return certain
+
+
+def _short(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _assignable_root(call: ast.Call) -> Optional[ast.expr]:

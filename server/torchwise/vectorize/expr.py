@@ -288,6 +288,8 @@ class Translator:
 
     def _BoolOp(self, node: ast.BoolOp) -> Vec:
         """``a > 0 and b < 1`` on 0-d bools: Python's truth test per element is ``&``/``|`` vectorized."""
+        for later in node.values[1:]:
+            _no_raising_ops(later)  # short-circuited per element, computed for all vectorized
         parts = [self(value) for value in node.values]
         if not any(p.batched for p in parts):
             return self.invariant(node)
@@ -301,7 +303,7 @@ class Translator:
         cond, body, orelse = self(node.test), self(node.body), self(node.orelse)
         if not (cond.batched or body.batched or orelse.batched):
             return self.invariant(node)
-        return self.where(cond, body, orelse, [node.body, node.orelse])
+        return self.where(cond, body, orelse, [node.body, node.orelse], python_choice=True)
 
     # -- calls ----------------------------------------------------------------------------------
     def _Call(self, node: ast.Call) -> Vec:
@@ -350,7 +352,7 @@ class Translator:
                 raise Refuse("`torch.dot` of non-vectors")
             return self.matmul(*args)
         if name == "where" and len(args) == 3 and not kwargs:
-            return self.where(*args, node.args[1:])
+            return self.where(*args, node.args[1:], python_choice=False)
         if name in _REDUCTIONS and len(args) >= 1:
             return self.reduction(name, args[0], node.args[1:], node.keywords)
         raise Refuse(f"`{qualname}` on a batched value is not understood")
@@ -371,6 +373,7 @@ class Translator:
         if name in _UNARY_TO_FLOAT | _UNARY_SAME and not node.args and not node.keywords:
             return self.unary(name, receiver, f"{{}}.{name}()", method=True)
         if name in _CASTS and not node.args and not node.keywords:
+            _exact([receiver])
             return replace(receiver, text=f"{receiver.atom()}.{name}()", prec=ATOM, dtype=_CASTS[name], base=None,
                            fresh=receiver.fresh or receiver.dtype != _CASTS[name])
         if name == "dot" and len(args) == 1 and not node.keywords:
@@ -387,6 +390,7 @@ class Translator:
     def unary(self, name: str, operand: Vec, template: str, method: bool = False) -> Vec:
         if not operand.is_tensor:
             raise Refuse("a tensor function of a number")
+        _exact([operand])
         dtype = operand.dtype
         if name in _UNARY_TO_FLOAT and not is_floating(dtype):
             if self.default_float is None:
@@ -401,6 +405,7 @@ class Translator:
         """Result dtype and per-element shape of an element-wise op, the same per element and vectorized."""
         if self.default_float is None:
             raise Refuse("default dtype unknown")
+        _exact(operands)
         batched = [v for v in operands if v.batched]
         rank = max(v.rank for v in batched)
         if any(v.rank != rank for v in batched):
@@ -424,32 +429,32 @@ class Translator:
                 shape = broadcast(shape, v.shape)
         return (DType.bool if kind == "compare" else per_element), shape
 
-    def where(self, cond: Vec, body: Vec, orelse: Vec, nodes) -> Vec:
+    def where(self, cond: Vec, body: Vec, orelse: Vec, nodes, python_choice: bool) -> Vec:
+        """``torch.where``; ``python_choice``: from ``a if c else b`` / ``if``-``else``, which pick one value
+        per element as it is (so a mixed pair is only exact when stored with no further cast)."""
         if not (cond.is_tensor and cond.dtype is DType.bool and cond.rank == 0):
             raise Refuse("`where` needs a per-element bool condition")
         if not (body.is_tensor or orelse.is_tensor):
             raise Refuse("`where` of two numbers")
-        for branch in nodes:
-            # Both branches are computed for every element: an integer division by zero or a negative
-            # integer power that the loop never reached would raise.
-            for sub in ast.walk(branch):
-                if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod, ast.Pow)):
-                    raise Refuse("a branch that may raise where the loop would not compute it")
+        if python_choice:
+            for branch in nodes:
+                _no_raising_ops(branch)
         _, shape = self.elementwise([cond, body, orelse], "other")
         dtype, _ = self.elementwise([body, orelse], "other") if (body.batched or orelse.batched) \
             else self.elementwise([cond, body, orelse], "other")
         torch = self.torch_name()
         text = f"{torch}.where({cond.text}, {body.text}, {orelse.text})"
         # Per element the chosen branch is stored as it is; vectorized both are first promoted together.
-        same = body.is_tensor and orelse.is_tensor and body.dtype == orelse.dtype
+        same = body.is_tensor and orelse.is_tensor and body.dtype == orelse.dtype and body.rank == orelse.rank
         return Vec(text, ATOM, True, dtype=dtype, shape=shape, device=self._device([cond, body, orelse]),
-                   exact_cast=same)
+                   exact_cast=same or not python_choice)
 
     def matmul(self, left: Vec, right: Vec) -> Vec:
         if not (left.is_tensor and right.is_tensor) or left.dtype != right.dtype or not is_floating(left.dtype):
             raise Refuse("matrix product of different or non-floating dtypes")
         if not (left.batched or right.batched):
             raise Refuse("internal: invariant matmul")
+        _exact([left, right])
         if left.rank not in (1, 2) or right.rank not in (1, 2):
             raise Refuse("matrix product of more than 2-d slices")
         inner_left = left.shape[-1]
@@ -478,6 +483,7 @@ class Translator:
             raise Refuse("reduction of a non-batched value")
         if operand.rank != 1:
             raise Refuse("reductions only of 1-d slices")
+        _exact([operand])
         dim_args = list(args) + [k.value for k in keywords if k.arg == "dim"]
         if any(k.arg != "dim" for k in keywords) or len(dim_args) > 1:
             raise Refuse("reduction options not understood")
@@ -510,6 +516,19 @@ class Translator:
     def _mentions_loop(self, node: ast.AST) -> bool:
         names = {self.space.index, self.space.element} - {None}
         return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+
+def _no_raising_ops(node: ast.AST) -> None:
+    """Code the loop may skip for some elements (an untaken branch) is computed for all of them vectorized:
+    an integer division by zero or a negative integer power it never reached would raise."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod, ast.Pow, ast.Div)):
+            raise Refuse("a branch that may raise where the loop would not compute it")
+
+
+def _exact(values) -> None:
+    if any(not v.exact_cast for v in values):
+        raise Refuse("a Python-level choice between values of different types, used in arithmetic")
 
 
 def broadcast(a: tuple, b: tuple) -> tuple:
