@@ -13,7 +13,7 @@ from torchwise.analysis import shapes as S
 from torchwise.analysis.dims import (
     Sym, dim_eq, dim_lt, exact_div, fmt_shape, is_known_int, product,
 )
-from torchwise.analysis.layout import Layout, can_view
+from torchwise.analysis.layout import Layout, can_view, view_strides
 
 B, T, C, H = (Sym.var(n) for n in ("B", "T", "C", "H"))
 
@@ -177,3 +177,74 @@ def test_size_one_strides_are_not_stated_with_symbols():
     assert y.shape == (B, C) and y.strides == (0, 1)  # the B == 1 case keeps a stride, unstated
     z = Layout.contiguous((B, H, T, C)).transpose(1, 2).to_contiguous()
     assert z.strides == (H * T * C, H * C, C, 1) and z.is_contiguous() is True
+
+
+# -- the nondegenerate assumption: every symbolic size >= 2 -------------------------------------
+def test_attention_view_after_transpose_is_flagged_when_sizes_are_nondegenerate():
+    hs, nh = Sym.var("hs"), Sym.var("nh")
+    for heads, head_size in [(12, hs), (12, 64), (nh, hs), (nh, 64), (1 + nh, hs)]:
+        y = Layout.contiguous((B, heads, T, head_size))           # att @ v
+        moved = y.transpose(1, 2)                                  # (B, T, nh, hs)
+        width = heads * head_size
+        # Works only when T == 1 or B == 0: undecided in general, impossible for real sizes.
+        assert moved.can_view(B, T, width) is None
+        assert moved.can_view(B, T, width, nondegenerate=True) is False
+        assert moved.can_view(B, T, -1, nondegenerate=True) is False
+        assert can_view(moved.shape, moved.strides, (B, T, width), nondegenerate=True) is False
+        assert view_strides(moved.shape, moved.strides, (B, T, width), nondegenerate=True) is None
+        with pytest.raises(S.ShapeError, match="view size is not compatible"):
+            moved.view(B, T, width, nondegenerate=True)
+        # ... after .contiguous() it is fine, and the strides are known.
+        fixed = moved.to_contiguous()
+        assert fixed.can_view(B, T, width, nondegenerate=True) is True
+        assert fixed.can_view(B, T, -1, nondegenerate=True) is True
+        assert fixed.view(B, T, width, nondegenerate=True).strides == (T * width, width, 1)
+        # reshape copies instead: no view question at all.
+        assert moved.reshape(B, T, width).shape == (B, T, width)
+
+
+def test_attention_view_with_the_embedding_size_as_its_own_symbol():
+    hs = Sym.var("hs")
+    moved = Layout.contiguous((B, 12, T, hs)).transpose(1, 2)
+    # C is not known to be 12*hs; whatever it is, the view cannot work (wrong count or strides).
+    assert moved.can_view(B, T, C, nondegenerate=True) is False
+    assert moved.can_view(B, T, C) is None
+
+
+def test_nondegenerate_keeps_what_works():
+    x = Layout.contiguous((B, T, C))
+    assert view_strides(x.shape, x.strides, (B * T, C), nondegenerate=True) == (C, 1)
+    assert x.can_view(B * T, C, nondegenerate=True) is True
+    assert x.view(B * T, C, nondegenerate=True).strides == (C, 1)
+    assert x.can_view(-1, nondegenerate=True) is True
+    assert x.transpose(1, 2).can_view(B, T * C, nondegenerate=True) is False
+    assert x.transpose(1, 2).can_view(B * C, T, nondegenerate=True) is False
+    assert x.transpose(1, 2).can_view(B, C, T, nondegenerate=True) is True  # its own shape
+    # ints are what they are: a size-1 dim still lets the transposed view work.
+    one = Layout.contiguous((B, 1, C)).transpose(1, 2)
+    assert one.can_view(B, C, nondegenerate=True) is True
+    assert one.view(B, C, nondegenerate=True).strides == (C, 1)
+    empty = Layout.contiguous((B, 0, C)).transpose(1, 2)
+    assert empty.can_view(B, 0, nondegenerate=True) is True
+
+
+def test_nondegenerate_leaves_unknown_strides_open():
+    # A stride nobody knows (a fresh symbol in the strides only) may still be 0 or 1.
+    s = Sym.fresh("stride")
+    assert can_view((B, C), (s, 1), (B * C,), nondegenerate=True) is None
+    assert can_view((B, C), (C, 1), (B * C,), nondegenerate=True) is True
+
+
+def test_reshape_with_nondegenerate_sizes():
+    assert S.reshape((B, T, C), (B, T, C, 2)) == (B, T, C, 2)  # B == 0: both empty
+    with pytest.raises(S.ShapeError, match=r"shape '\[B, T, C, 2\]' is invalid for input of size B\*C\*T"):
+        S.reshape((B, T, C), (B, T, C, 2), nondegenerate=True)
+    with pytest.raises(S.ShapeError):
+        S.reshape((B, 3), (B, 4), nondegenerate=True)
+    with pytest.raises(S.ShapeError):
+        Layout.contiguous((B, T, C)).can_view(B, T, C, 2, nondegenerate=True)
+    assert S.reshape((B, T, C), (B * T, C), nondegenerate=True) == (B * T, C)
+    assert S.reshape((B, T, C), (B, T, -1), nondegenerate=True) == (B, T, C)
+    assert S.reshape((B, T, C), (B, T, H), nondegenerate=True) == (B, T, H)  # H may be C
+    assert dim_eq(B * T * C, 2 * B * T * C) is None
+    assert dim_eq(B * T * C, 2 * B * T * C, at_least=2) is False

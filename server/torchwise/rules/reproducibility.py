@@ -170,6 +170,24 @@ def _pure(node: ast.AST) -> bool:
     return False
 
 
+_ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+               ast.FloorDiv: lambda a, b: a // b if b else None, ast.Mod: lambda a, b: a % b if b else None,
+               ast.Pow: lambda a, b: a ** b if 0 <= b <= 256 else None}
+
+
+def _constant_int(node: ast.AST) -> Optional[int]:
+    """The value of an integer constant expression (`1234`, `-1`, `2**40`), else None."""
+    if isinstance(node, ast.Constant):
+        return node.value if type(node.value) is int else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _constant_int(node.operand)
+        return None if value is None else (-value if isinstance(node.op, ast.USub) else value)
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        left, right = _constant_int(node.left), _constant_int(node.right)
+        return None if left is None or right is None else _ARITHMETIC[type(node.op)](left, right)
+    return None
+
+
 class IncompleteSeeding(Rule):
     code = "TW601"
     name = "incomplete-seeding"
@@ -246,7 +264,9 @@ class IncompleteSeeding(Rule):
         if seed is None or not _pure(seed):
             return None
         value = ctx.value(seed)
-        known = value.value if isinstance(value, ScalarValue) and value.kind == "int" else None
+        known = _constant_int(seed)
+        if known is None and isinstance(value, ScalarValue) and value.kind == "int":
+            known = value.value
         if "numpy" in missing and (isinstance(seed, ast.Constant) and type(seed.value) is not int
                                    or isinstance(known, int) and known not in _NUMPY_SEED_RANGE):
             return None  # np.random.seed only takes 0 <= seed < 2**32
