@@ -429,8 +429,14 @@ class Comparer:
             return
         self.fact(prop, False)
         self.fact(prop.replace("shape", "rank"), True)
-        ok = True
+        ok, module_level = True, symbols is self.symbols
         for dim, size in zip(shape, real):
+            if module_level and isinstance(dim, Sym) and any("#" not in n for n in dim.symbols):
+                # Generated module code has no symbolic sizes of its own: this one is a function's
+                # parameter that escaped its function (it means nothing here).
+                self.fact(prop.replace("shape", "symbolic dims"), True, False,
+                          f"engine {fmt_shape(shape)}, torch {real}: a parameter's symbol outside its function")
+                return
             value = _evaluate(dim, symbols)
             if type(value) is int:  # an int, or a polynomial in the int parameters of this call
                 ok &= value == size
@@ -668,6 +674,14 @@ KNOWN_BUGS: list = [
         ("x = torch.tensor(1.0)\nn = x.size(0)\n",),
         prop=r"engine crashes", message=r"IndexError"),
     # -- wrong facts ------------------------------------------------------------------------------------------
+    KnownBug(
+        "symbolic-summary-leaks-parameters",
+        "a function of `n: int` returns shapes in its parameters' symbols, and the call keeps them "
+        "instead of substituting the arguments: f(2) and f(3) both get shape (n,), so f(2) + f(3) "
+        "(which raises) gets a value, and cat([f(2), zeros(3)]) gets (n + 3,)",
+        ("def f(n: int):\n    return torch.zeros(n)\na = f(2)\n",
+         "def f(n: int):\n    return torch.zeros(n)\na = f(2)\nb = f(3)\nc = a + b\n"),
+        prop=r"symbolic dims", message=r"outside its function"),
     KnownBug(
         "compare-of-unknowns-is-a-python-bool",
         "`a > b` with neither operand known is taken for a Python bool; a tensor comparison gives a tensor",

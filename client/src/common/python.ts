@@ -11,10 +11,11 @@ export interface Interpreter {
   source: InterpreterSource;
 }
 
-export interface InterpreterSetting {
-  /** `config.get("interpreter")`: the effective value, workspace values included. */
+/** A path setting (`torchwise.interpreter`, `torchwise.serverPath`) as read from VS Code. */
+export interface PathSetting {
+  /** `config.get(name)`: the effective value, workspace values included. */
   effective: unknown;
-  /** `config.inspect("interpreter")?.globalValue`: the user (or remote machine) value alone. */
+  /** `config.inspect(name)?.globalValue`: the user (or remote machine) value alone. */
   user: unknown;
 }
 
@@ -24,12 +25,12 @@ export interface PathContext {
 }
 
 /**
- * The `torchwise.interpreter` value to use, expanded, or undefined when there is none. In an
- * untrusted workspace only the user's own value counts: a workspace setting could otherwise name
- * any executable and have it run as soon as a Python file is opened.
+ * The value of an executable's path setting to use, expanded, or undefined when there is none.
+ * In an untrusted workspace only the user's own value counts: a workspace setting could
+ * otherwise name any executable and have it run as soon as a Python file is opened.
  */
-export function configuredInterpreter(
-  setting: InterpreterSetting,
+export function configuredExecutable(
+  setting: PathSetting,
   trusted: boolean,
   context: PathContext,
 ): string | undefined {
@@ -54,7 +55,7 @@ export function configuredInterpreter(
 
 /**
  * The strategy is as follows:
- * 1. the `torchwise.interpreter` setting, if set (see `configuredInterpreter`);
+ * 1. the `torchwise.interpreter` setting, if set (see `configuredExecutable`);
  * 2. the Python extension's active environment for the workspace, because that is where the
  *    user installed torch for this project (trusted workspaces only: it may be the workspace's
  *    own `.venv`);
@@ -75,24 +76,67 @@ export function chooseInterpreter(inputs: {
   return { path: inputs.platform === "win32" ? "python" : "python3", source: "path" };
 }
 
-export type ImportCheck = { ok: true; version: string } | { ok: false; reason: string };
+/** What one run of an interpreter tells about it. */
+export type Probe =
+  | {
+      ok: true;
+      /** `sys.executable`: absolute, and the environment's own python for a venv. */
+      executable: string;
+      python: [number, number, number];
+      /** `torchwise.__version__`, if torchwise imports there. */
+      torchwise?: string;
+      /** Why torchwise does not import there, e.g. "ModuleNotFoundError: No module named 'torchwise'". */
+      torchwiseError?: string;
+    }
+  | { ok: false; reason: string };
 
-const CHECK_SCRIPT = "import torchwise, sys; print(torchwise.__version__)";
+// Also valid Python 2, so that an old `python` on PATH gets "too old" rather than a SyntaxError.
+const PROBE_SCRIPT = `
+import json, sys
+result = {"executable": sys.executable, "python": list(sys.version_info[:3])}
+try:
+    import torchwise
+    result["torchwise"] = str(torchwise.__version__)
+except Exception as error:
+    result["torchwiseError"] = "%s: %s" % (type(error).__name__, error)
+print(json.dumps(result))
+`;
+
+/** Reads the probe's output: its last line, as a sitecustomize may print before it. */
+export function parseProbe(stdout: string, python: string): Probe {
+  const lastLine = stdout.trim().split(/\r?\n/).pop() ?? "";
+  try {
+    const data = JSON.parse(lastLine) as Record<string, unknown>;
+    const version = data.python;
+    if (!Array.isArray(version) || version.length !== 3 || !version.every((part) => typeof part === "number")) {
+      throw new Error("no version");
+    }
+    return {
+      ok: true,
+      executable: typeof data.executable === "string" && data.executable !== "" ? data.executable : python,
+      python: version as [number, number, number],
+      torchwise: typeof data.torchwise === "string" ? data.torchwise : undefined,
+      torchwiseError: typeof data.torchwiseError === "string" ? data.torchwiseError : undefined,
+    };
+  } catch {
+    return { ok: false, reason: `${python} printed something else than expected: ${lastLine.slice(0, 200)}` };
+  }
+}
 
 /**
- * Runs the interpreter once to see that torchwise imports, so that a missing install becomes one
- * clear message instead of the language client's crash-and-retry loop. The timeout covers a
- * first import that compiles bytecode for torch on a slow disk, yet not a hung interpreter.
+ * Runs the interpreter once: does it run, which Python is it, and does torchwise import there.
+ * The timeout covers a first import on a slow disk or a cold conda environment, yet not a hung
+ * interpreter.
  */
-export function checkTorchwise(python: string, timeoutMs = 10_000): Promise<ImportCheck> {
+export function probeInterpreter(python: string, timeoutMs = 15_000): Promise<Probe> {
   return new Promise((resolve) => {
     execFile(
       python,
-      ["-c", CHECK_SCRIPT],
+      ["-c", PROBE_SCRIPT],
       { timeout: timeoutMs, windowsHide: true },
       (error, stdout, stderr) => {
         if (!error) {
-          resolve({ ok: true, version: stdout.trim() });
+          resolve(parseProbe(stdout, python));
         } else if (error.killed) {
           resolve({ ok: false, reason: `${python} did not answer within ${timeoutMs / 1000} s` });
         } else {

@@ -12,11 +12,12 @@ on every comparison still open (see :func:`_outcomes`). An answer is given only 
 and path agrees with it; a stride on which they disagree becomes a fresh symbol (a stride nobody
 knows), and a yes/no question (:func:`is_contiguous`, :func:`can_view`) gets None.
 
-The opt-in assumption ``nondegenerate=True`` (:func:`view_strides`, :func:`can_view`) keeps only
-the case where every symbolic size is at least 2 (ints are what they are): code that works only
-when ``T == 1`` or the batch is empty, such as ``x.transpose(1, 2).view(B, T, C)``, is then
-decided "impossible". Fresh symbols that appear only in strides (strides nobody knows) still
-take every case.
+The opt-in assumption ``nondegenerate=True`` (:func:`view_strides`, :func:`can_view`,
+``shapes.reshape``) keeps only the case where every symbol of a size is at least 2 (ints are what
+they are): code that works only when ``T == 1`` or the batch is empty, such as
+``x.transpose(1, 2).view(B, T, C)``, is then decided "impossible". Named symbols and the fresh
+ones of the input's shape (sizes nobody knows) are sizes; a fresh symbol found only in the
+strides or the target (a stride nobody knows) still takes every case.
 
 Two conventions keep symbolic strides useful (with all-``int`` shapes everything is exact):
 
@@ -44,7 +45,7 @@ from torchwise.analysis.dims import Dim, Shape, Sym, dim_eq, dim_lt, product
 
 Strides = Tuple[Dim, ...]
 MaybeStrides = Optional[Strides]
-_SYMBOL_LIMIT = 5   # 3**5 cases at most; more symbols: unknown
+_SYMBOL_LIMIT = 5   # 3**5 cases at most; more symbols: unknown (sizes assumed >= 2: twice as many)
 _RUN_LIMIT = 400    # runs of an algorithm over all cases and paths; more: unknown (an editor waits)
 
 
@@ -130,11 +131,11 @@ def _solve(run, shape: Shape, *more: Sequence[Dim],
     """``(case, result)`` for every case and path of ``run(q, shape, *more)``; ``_EMPTY`` where
     the tensor has no element (unless it is empty for sure: then the run itself decides).
     ``nondegenerate``: size symbols (those of ``shape``, and every named one) only take the
-    case ``>= 2``."""
+    case ``>= 2``, so they do not count towards the limit on cases."""
     names = sorted(_symbols(shape).union(*map(_symbols, more)))
-    if len(names) > _SYMBOL_LIMIT:
-        return None
     big = {n for n in names if n in _symbols(shape) or "#" not in n} if nondegenerate else set()
+    if len(names) - len(big) > _SYMBOL_LIMIT or len(names) > 2 * _SYMBOL_LIMIT:
+        return None
     surely_empty = dim_eq(product(shape), 0, at_least=2 if nondegenerate else 0) is True
     # Only a polynomial with a negative coefficient (``n - 1``) can be negative in some case.
     signed = [d for seq in (shape,) + more for d in seq

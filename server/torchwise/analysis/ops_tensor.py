@@ -10,10 +10,18 @@ from torchwise.analysis.dtypes import DType
 from torchwise.analysis.legacy import LEGACY_CONSTRUCTORS
 from torchwise.analysis.ops import (
     TENSOR_METHODS, TORCH_FUNCTIONS, Call, combine_devices, contiguous_strides, derived, device_arg, dims_of,
-    dtype_arg, elementwise, inplace_result, int_of, literal_data, make_tensor, matmul_values, normalize_device, result_grad,
+    dtype_arg, elementwise, inplace_result, int_of, literal_data, output_strides, make_tensor, matmul_values, normalize_device, result_grad,
     same_device, size_value,
 )
 from torchwise.analysis.values import NdarrayValue, ScalarValue, SeqValue, TensorValue
+
+
+def shaped(fn, *args):
+    """``fn(*args)`` of the shapes module, or None where the result is unknown or PyTorch raises."""
+    try:
+        return fn(*args)
+    except shapes.ShapeError:
+        return None
 
 
 def _register(table: dict, *names):
@@ -500,11 +508,10 @@ def _where(inf, call: Call):
         return None
     shape = None
     if condition.shape is not None and result.shape is not None:
-        try:
-            shape = shapes.broadcast(condition.shape, result.shape)
-        except shapes.ShapeError:
-            return None
-    return result.with_(shape=shape, strides=contiguous_strides(shape))
+        shape = shaped(shapes.broadcast, condition.shape, result.shape)
+        if shape is None:
+            return None  # unknown, or PyTorch raises (a rule reports it)
+    return result.with_(shape=shape, strides=output_strides(shape, condition, a, b))
 
 
 # -- reductions ---------------------------------------------------------------------------------------------------
@@ -539,10 +546,9 @@ def _reduction(result_dtype="keep", returns_indices=False):
         if dim == "?" or keepdim is None or receiver.shape is None:
             shape = None
         else:
-            try:
-                shape = shapes.reduce(receiver.shape, dim, keepdim)
-            except shapes.ShapeError:
-                return None
+            shape = shaped(shapes.reduce, receiver.shape, dim, keepdim)
+            if shape is None:
+                return None  # unknown, or PyTorch raises (a rule reports it)
         dtype = receiver.dtype
         why = receiver.why
         if result_dtype == "int64":
@@ -625,10 +631,9 @@ def _einsum(inf, call: Call):
     if not (isinstance(equation, ScalarValue) and isinstance(equation.value, str)) or call.starred or not operands \
             or not all(isinstance(o, TensorValue) for o in operands):
         return None
-    try:
-        shape = shapes.einsum(equation.value, [o.shape for o in operands])
-    except shapes.ShapeError:
-        return None
+    shape = shaped(shapes.einsum, equation.value, [o.shape for o in operands])
+    if shape is None:
+        return None  # unknown, or PyTorch raises (a rule reports it)
     dtypes_seen = {o.dtype for o in operands}
     dtype = dtypes_seen.pop() if len(dtypes_seen) == 1 else None
     base = operands[0]
@@ -658,12 +663,9 @@ def _view(inf, receiver, call: Call):
     requested = _sizes(call)
     if requested is None or receiver.shape is None:
         return None
-    try:
-        shape = shapes.reshape(receiver.shape, requested)
-    except shapes.ShapeError:
-        return None
+    shape = shaped(shapes.reshape, receiver.shape, requested)
     if shape is None:
-        return None
+        return None  # unknown, or PyTorch raises (a rule reports it)
     strides = None
     if receiver.strides is not None:
         strides = layout.view_strides(receiver.shape, receiver.strides, shape)
@@ -679,12 +681,9 @@ def _reshape(inf, receiver, call: Call):
     requested = _sizes(call)
     if requested is None or receiver.shape is None:
         return None
-    try:
-        shape = shapes.reshape(receiver.shape, requested)
-    except shapes.ShapeError:
-        return None
+    shape = shaped(shapes.reshape, receiver.shape, requested)
     if shape is None:
-        return None
+        return None  # unknown, or PyTorch raises (a rule reports it)
     strides = layout.reshape_strides(receiver.shape, receiver.strides, shape)
     viewable = layout.can_view(receiver.shape, receiver.strides, shape) if receiver.strides is not None else None
     memory = {True: "a view: shares memory with its input", False: "a copy (the input's layout cannot be viewed)"}
@@ -725,10 +724,9 @@ def _permute(inf, receiver, call: Call):
     dims = dims_of(call.args) if call.args else dims_of([call.kwargs.get("dims")])
     if dims is None or receiver.shape is None or not all(isinstance(d, int) for d in dims):
         return None
-    try:
-        shape = shapes.permute(receiver.shape, dims)
-    except shapes.ShapeError:
-        return None
+    shape = shaped(shapes.permute, receiver.shape, dims)
+    if shape is None:
+        return None  # unknown, or PyTorch raises (a rule reports it)
     strides = layout.permute_strides(receiver.shape, receiver.strides, dims)
     return _with_layout(inf, receiver, shape, strides)
 
@@ -738,12 +736,9 @@ def _squeeze(inf, receiver, call: Call):
     dim = _dim_argument(call)
     if dim == "?" or receiver.shape is None:
         return None
-    try:
-        shape = shapes.squeeze(receiver.shape, dim)
-    except shapes.ShapeError:
-        return None
+    shape = shaped(shapes.squeeze, receiver.shape, dim)
     if shape is None:
-        return None
+        return None  # unknown, or PyTorch raises (a rule reports it)
     strides = layout.squeeze_strides(receiver.shape, receiver.strides, dim)
     return _with_layout(inf, receiver, shape, strides)
 
@@ -754,12 +749,9 @@ def _flatten(inf, receiver, call: Call):
     end = int_of(call.get(1, "end_dim")) if call.given(1, "end_dim") else -1
     if not isinstance(start, int) or not isinstance(end, int) or receiver.shape is None:
         return None
-    try:
-        shape = shapes.flatten(receiver.shape, start, end)
-    except shapes.ShapeError:
-        return None
+    shape = shaped(shapes.flatten, receiver.shape, start, end)
     if shape is None:
-        return None
+        return None  # unknown, or PyTorch raises (a rule reports it)
     try:
         strides = layout.flatten_strides(receiver.shape, receiver.strides, start, end)
     except shapes.ShapeError:
@@ -772,12 +764,9 @@ def _expand(inf, receiver, call: Call):
     sizes = _sizes(call)
     if sizes is None or receiver.shape is None:
         return None
-    try:
-        shape = shapes.expand(receiver.shape, sizes)
-    except shapes.ShapeError:
-        return None
+    shape = shaped(shapes.expand, receiver.shape, sizes)
     if shape is None:
-        return None
+        return None  # unknown, or PyTorch raises (a rule reports it)
     strides = layout.expand_strides(receiver.shape, receiver.strides, sizes)
     return _with_layout(inf, receiver, shape, strides)
 
@@ -795,10 +784,9 @@ def _repeat(inf, receiver, call: Call):
     sizes = _sizes(call)
     if sizes is None or receiver.shape is None:
         return None
-    try:
-        shape = shapes.repeat(receiver.shape, sizes)
-    except shapes.ShapeError:
-        return None
+    shape = shaped(shapes.repeat, receiver.shape, sizes)
+    if shape is None:
+        return None  # unknown, or PyTorch raises (a rule reports it)
     return derived(inf, receiver, shape=shape)
 
 
