@@ -1,7 +1,9 @@
 // Draws images/icon.png (128×128, the Marketplace size): a check mark over a flame-orange rounded
 // square. Plain node (zlib for the PNG's deflate), so the icon can be regenerated anywhere:
 //   node images/make-icon.mjs
+import { Buffer } from "node:buffer";
 import { writeFileSync } from "node:fs";
+import { URL } from "node:url";
 import { deflateSync } from "node:zlib";
 
 const SIZE = 128;

@@ -252,7 +252,7 @@ class Generator:
         default = torch.get_default_dtype()
         self.ns = {}
         exec(HEADER, self.ns)
-        torch.manual_seed(0)
+        torch.default_generator.manual_seed(0)
         np.random.seed(0)
         try:
             with warnings.catch_warnings():

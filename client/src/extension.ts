@@ -1,29 +1,37 @@
 import { commands, ExtensionContext, window, workspace } from "vscode";
 import { onDidChangeActiveInterpreter } from "./common/pythonExtension";
-import { configuredPath, TorchwiseServer } from "./common/server";
+import { configuredPath, SHOW_LOGS_COMMAND, TorchwiseServer } from "./common/server";
+import { ServerStatus } from "./common/statusBar";
 
 let server: TorchwiseServer | undefined;
 
 export function activate(context: ExtensionContext): void {
   const log = window.createOutputChannel("torchwise", { log: true });
-  server = new TorchwiseServer(log);
+  const status = new ServerStatus(SHOW_LOGS_COMMAND);
+  server = new TorchwiseServer(
+    { extensionPath: context.extensionPath, storage: context.globalStorageUri.fsPath },
+    log,
+    status,
+  );
   const running = server;
   context.subscriptions.push(
     log,
+    status,
     running,
     commands.registerCommand("torchwise.restart", () => running.restart()),
-    commands.registerCommand("torchwise.showLogs", () => log.show()),
+    commands.registerCommand(SHOW_LOGS_COMMAND, () => log.show()),
     // torchwise.benchmarkLoop belongs to the server; see BENCHMARK_COMMAND.
     // Other torchwise settings reach the running server as workspace/didChangeConfiguration.
     workspace.onDidChangeConfiguration((event) => {
-      if (event.affectsConfiguration("torchwise.interpreter")) {
+      if (event.affectsConfiguration("torchwise.interpreter") || event.affectsConfiguration("torchwise.serverPath")) {
         void running.restart();
       }
     }),
-    // Trust lets the workspace's torchwise.interpreter apply.
+    // Trust lets the workspace's torchwise.interpreter and torchwise.serverPath apply.
     workspace.onDidGrantWorkspaceTrust(() => void running.restart()),
   );
-  // Not awaited: activating the Python extension must not hold up ours.
+  // Not awaited: activating the Python extension must not hold up ours. The interpreter matters
+  // even with torchwise.serverPath set: the benchmark runs there.
   void onDidChangeActiveInterpreter(() => {
     if (configuredPath() === undefined) {
       void running.restart();

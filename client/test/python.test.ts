@@ -1,32 +1,32 @@
 import * as assert from "node:assert/strict";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, it } from "node:test";
-import { checkTorchwise, chooseInterpreter, configuredInterpreter } from "../src/common/python";
+import { checkServerExecutable, chooseInterpreter, configuredExecutable, parseProbe, probeInterpreter } from "../src/common/python";
 
 const context = { workspaceFolder: "/work/project", home: "/home/me" };
 
-describe("configuredInterpreter", () => {
+describe("configuredExecutable", () => {
   it("uses the effective value in a trusted workspace", () => {
     const setting = { effective: "/ws/.venv/bin/python", user: "/usr/bin/python3" };
-    assert.equal(configuredInterpreter(setting, true, context), "/ws/.venv/bin/python");
+    assert.equal(configuredExecutable(setting, true, context), "/ws/.venv/bin/python");
   });
 
   it("uses only the user value in an untrusted workspace", () => {
     const setting = { effective: "/ws/evil", user: "/usr/bin/python3" };
-    assert.equal(configuredInterpreter(setting, false, context), "/usr/bin/python3");
-    assert.equal(configuredInterpreter({ effective: "/ws/evil", user: undefined }, false, context), undefined);
+    assert.equal(configuredExecutable(setting, false, context), "/usr/bin/python3");
+    assert.equal(configuredExecutable({ effective: "/ws/evil", user: undefined }, false, context), undefined);
   });
 
   it("treats empty, blank and non-string values as unset", () => {
     for (const value of ["", "   ", undefined, null, 3, ["python"]]) {
-      assert.equal(configuredInterpreter({ effective: value, user: value }, true, context), undefined);
+      assert.equal(configuredExecutable({ effective: value, user: value }, true, context), undefined);
     }
   });
 
   it("expands ~, ${userHome} and ${workspaceFolder}", () => {
-    const expand = (value: string) => configuredInterpreter({ effective: value, user: value }, true, context);
+    const expand = (value: string) => configuredExecutable({ effective: value, user: value }, true, context);
     assert.equal(expand("~/venv/bin/python"), "/home/me/venv/bin/python");
     assert.equal(expand("${userHome}/venv/bin/python"), "/home/me/venv/bin/python");
     assert.equal(expand("${workspaceFolder}/.venv/bin/python"), "/work/project/.venv/bin/python");
@@ -34,10 +34,10 @@ describe("configuredInterpreter", () => {
   });
 
   it("resolves relative paths against the workspace but leaves bare names for PATH", () => {
-    const expand = (value: string) => configuredInterpreter({ effective: value, user: value }, true, context);
+    const expand = (value: string) => configuredExecutable({ effective: value, user: value }, true, context);
     assert.equal(expand(".venv/bin/python"), path.resolve("/work/project", ".venv/bin/python"));
     assert.equal(expand("python3.11"), "python3.11");
-    const noFolder = configuredInterpreter({ effective: ".venv/bin/python", user: "" }, true, { home: "/home/me" });
+    const noFolder = configuredExecutable({ effective: ".venv/bin/python", user: "" }, true, { home: "/home/me" });
     assert.equal(noFolder, ".venv/bin/python");
   });
 });
@@ -71,43 +71,94 @@ describe("chooseInterpreter", () => {
   });
 });
 
-describe("checkTorchwise", { skip: process.platform === "win32" && "uses shell scripts as fake interpreters" }, () => {
+describe("parseProbe", () => {
+  it("reads the last line, as a sitecustomize may print before it", () => {
+    const stdout = 'hello from sitecustomize\n{"executable": "/v/bin/python", "python": [3, 11, 7], "torchwise": "0.1.0"}\n';
+    assert.deepEqual(parseProbe(stdout, "python3"), {
+      ok: true,
+      executable: "/v/bin/python",
+      python: [3, 11, 7],
+      torchwise: "0.1.0",
+      torchwiseError: undefined,
+    });
+  });
+
+  it("keeps the import error when torchwise is missing", () => {
+    const stdout = JSON.stringify({ executable: "/usr/bin/python3", python: [3, 9, 2], torchwiseError: "ModuleNotFoundError: x" });
+    const probe = parseProbe(stdout, "python3");
+    assert.equal(probe.ok && probe.torchwise, undefined);
+    assert.equal(probe.ok && probe.torchwiseError, "ModuleNotFoundError: x");
+  });
+
+  it("falls back to the given path when sys.executable is empty", () => {
+    const probe = parseProbe(JSON.stringify({ executable: "", python: [3, 12, 0] }), "/opt/py");
+    assert.equal(probe.ok && probe.executable, "/opt/py");
+  });
+
+  it("fails on output that is not the probe's", () => {
+    for (const stdout of ["", "Python 2.7.18", '{"python": "3.11"}', '{"python": [3, 11]}']) {
+      assert.equal(parseProbe(stdout, "python").ok, false, stdout);
+    }
+  });
+});
+
+describe("probeInterpreter and checkServerExecutable", { skip: process.platform === "win32" && "uses shell scripts as fake interpreters" }, () => {
   const dir = mkdtempSync(path.join(tmpdir(), "torchwise-test-"));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  function fakePython(name: string, body: string): string {
+  function fake(name: string, body: string): string {
     const file = path.join(dir, name);
     writeFileSync(file, `#!/bin/sh\n${body}\n`);
     chmodSync(file, 0o755);
     return file;
   }
 
-  it("reports the version when torchwise imports", async () => {
-    const python = fakePython("good", 'test "$1" = -c || exit 3\necho 0.1.0');
-    assert.deepEqual(await checkTorchwise(python), { ok: true, version: "0.1.0" });
-  });
-
-  it("reports the last line of stderr when the import fails", async () => {
-    const python = fakePython(
-      "missing",
-      'echo "Traceback (most recent call last):" >&2\necho "ModuleNotFoundError: No module named \'torchwise\'" >&2\nexit 1',
-    );
-    assert.deepEqual(await checkTorchwise(python), {
-      ok: false,
-      reason: "ModuleNotFoundError: No module named 'torchwise'",
+  it("reports the interpreter, its version and torchwise's", async () => {
+    const python = fake("good", `test "$1" = -c || exit 3\necho '{"executable": "/real/python", "python": [3, 10, 1], "torchwise": "0.1.0"}'`);
+    assert.deepEqual(await probeInterpreter(python), {
+      ok: true,
+      executable: "/real/python",
+      python: [3, 10, 1],
+      torchwise: "0.1.0",
+      torchwiseError: undefined,
     });
   });
 
+  it("runs the probe in the given folder", async () => {
+    const python = fake("cwd", `echo "{\\"executable\\": \\"$(pwd)\\", \\"python\\": [3, 12, 0]}"`);
+    const probe = await probeInterpreter(python, { cwd: dir });
+    assert.equal(probe.ok && probe.executable, realpathSync(dir));
+  });
+
+  it("reports the last line of stderr when the interpreter fails", async () => {
+    const python = fake("broken", 'echo "Traceback (most recent call last):" >&2\necho "SyntaxError: invalid syntax" >&2\nexit 1');
+    assert.deepEqual(await probeInterpreter(python), { ok: false, reason: "SyntaxError: invalid syntax" });
+  });
+
   it("reports an interpreter that does not exist", async () => {
-    const result = await checkTorchwise(path.join(dir, "nowhere"));
+    const result = await probeInterpreter(path.join(dir, "nowhere"));
     assert.equal(result.ok, false);
     assert.match(!result.ok ? result.reason : "", /ENOENT/);
   });
 
   it("gives up on an interpreter that hangs", async () => {
-    const python = fakePython("hangs", "exec sleep 30");
-    const result = await checkTorchwise(python, 200);
+    const python = fake("hangs", "exec sleep 30");
+    const result = await probeInterpreter(python, { timeoutMs: 200 });
     assert.equal(result.ok, false);
     assert.match(!result.ok ? result.reason : "", /did not answer within 0.2 s/);
+  });
+
+  it("reads the version a torchwise executable prints", async () => {
+    const torchwise = fake("torchwise", 'test "$1" = --version || exit 2\necho "torchwise 0.3.0"');
+    assert.deepEqual(await checkServerExecutable(torchwise), { ok: true, version: "0.3.0" });
+    const other = fake("other", 'echo "something 1.0"');
+    assert.deepEqual(await checkServerExecutable(other), { ok: true, version: undefined });
+  });
+
+  it("reports a torchwise executable that fails or is missing", async () => {
+    const failing = fake("failing", 'echo "ImportError: cannot import name x" >&2\nexit 1');
+    assert.deepEqual(await checkServerExecutable(failing), { ok: false, reason: "ImportError: cannot import name x" });
+    const missing = await checkServerExecutable(path.join(dir, "nowhere"));
+    assert.match(!missing.ok ? missing.reason : "", /ENOENT/);
   });
 });

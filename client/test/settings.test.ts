@@ -79,3 +79,13 @@ describe("readServerSettings", () => {
     assert.deepEqual(JSON.parse(JSON.stringify(settings)), settings);
   });
 });
+
+describe("readServerSettings with the interpreter", () => {
+  it("adds the interpreter for the benchmark only when given", () => {
+    assert.equal("interpreter" in readServerSettings(reader({})), false);
+    assert.deepEqual(readServerSettings(reader({ interpreter: "${workspaceFolder}/x" }), "/home/me/.venv/bin/python"), {
+      ...DEFAULTS,
+      interpreter: "/home/me/.venv/bin/python",
+    });
+  });
+});

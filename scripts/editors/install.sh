@@ -34,9 +34,15 @@ else
 fi
 
 step "code-server $CODE_SERVER_VERSION"
-code_server="$EDITORS_DIR/bin/code-server"
+code_server="$EDITORS_DIR/code-server/node_modules/.bin/code-server"
+# Every code-server call writes config under XDG_CONFIG_HOME/XDG_DATA_HOME: keep it out of $HOME.
+code_server_version() {
+  local scratch; scratch="$(mktemp -d)"
+  XDG_CONFIG_HOME="$scratch" XDG_DATA_HOME="$scratch" "$code_server" --version 2>/dev/null | grep -E '^[0-9]+\.[0-9]+\.[0-9]+ ' || true
+  rm -rf "$scratch"
+}
 have=""
-[ -x "$code_server" ] && have="$(XDG_CONFIG_HOME="$(mktemp -d)" XDG_DATA_HOME="$(mktemp -d)" "$code_server" --version 2>/dev/null | head -n1 | cut -d' ' -f1 || true)"
+[ -x "$code_server" ] && have="$(code_server_version | cut -d' ' -f1)"
 if [ "$have" = "$CODE_SERVER_VERSION" ]; then
   echo "already installed: $code_server"
 else
@@ -50,25 +56,32 @@ else
     tar -czf "$cache/$RIPGREP_ASSET" -C "$work" rg
     rm -rf "$work"
   fi
-  # nodedir: node-gyp uses Debian's node headers instead of downloading them;
-  # yes: node-pty's install step would otherwise wait on a prompt; unsafe-perm: we are root.
-  npm_config_nodedir=/usr npm_config_yes=true \
-    npm install --global --prefix "$EDITORS_DIR" --unsafe-perm --no-audit --no-fund \
-    "code-server@$CODE_SERVER_VERSION"
+  # A plain local install from inside the folder: code-server's postinstall runs `npm install` in
+  # lib/vscode, which inherits npm_config_* (--global or --prefix would send it to the wrong place).
+  # nodedir: node-gyp uses Debian's node headers instead of downloading them; yes: node-pty's
+  # install step would otherwise wait on a prompt; unsafe_perm: the postinstall insists on it
+  # as root (npm 11 warns that it does not know it, and passes it on all the same).
+  mkdir -p "$EDITORS_DIR/code-server"
+  (cd "$EDITORS_DIR/code-server" &&
+    { [ -f package.json ] || echo '{"private": true}' > package.json; } &&
+    npm_config_nodedir=/usr npm_config_yes=true npm_config_unsafe_perm=true \
+      npm install --no-audit --no-fund --save-exact "code-server@$CODE_SERVER_VERSION")
 fi
 
 step "playwright-core $PLAYWRIGHT_VERSION (drives Debian's chromium; downloads no browser)"
-if [ -f "$EDITORS_DIR/node_modules/playwright-core/package.json" ] &&
-   grep -q "\"version\": \"$PLAYWRIGHT_VERSION\"" "$EDITORS_DIR/node_modules/playwright-core/package.json"; then
-  echo "already installed: $EDITORS_DIR/node_modules/playwright-core"
+playwright="$EDITORS_DIR/playwright/node_modules/playwright-core"
+if [ -f "$playwright/package.json" ] && grep -q "\"version\": \"$PLAYWRIGHT_VERSION\"" "$playwright/package.json"; then
+  echo "already installed: $playwright"
 else
-  [ -f "$EDITORS_DIR/package.json" ] || echo '{"private": true}' > "$EDITORS_DIR/package.json"
-  npm install --prefix "$EDITORS_DIR" --no-audit --no-fund --save-exact "playwright-core@$PLAYWRIGHT_VERSION"
+  mkdir -p "$EDITORS_DIR/playwright"
+  (cd "$EDITORS_DIR/playwright" &&
+    { [ -f package.json ] || echo '{"private": true}' > package.json; } &&
+    npm install --no-audit --no-fund --save-exact "playwright-core@$PLAYWRIGHT_VERSION")
 fi
 
 step "versions"
 nvim --version | head -n1
-chromium --version
-XDG_CONFIG_HOME="$(mktemp -d)" XDG_DATA_HOME="$(mktemp -d)" "$code_server" --version | head -n1
-node -e "console.log('playwright-core', require('$EDITORS_DIR/node_modules/playwright-core/package.json').version)"
+chromium --version 2>/dev/null  # Debian's wrapper script prints a harmless `[:` error on stderr
+echo "code-server $(code_server_version)"
+node -e "console.log('playwright-core', require(process.argv[1]).version)" "$playwright/package.json"
 echo "install took $((SECONDS - started)) s"

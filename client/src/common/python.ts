@@ -128,12 +128,14 @@ export function parseProbe(stdout: string, python: string): Probe {
  * The timeout covers a first import on a slow disk or a cold conda environment, yet not a hung
  * interpreter.
  */
-export function probeInterpreter(python: string, timeoutMs = 15_000): Promise<Probe> {
+export function probeInterpreter(python: string, options: { cwd?: string; timeoutMs?: number } = {}): Promise<Probe> {
+  const timeoutMs = options.timeoutMs ?? 15_000;
   return new Promise((resolve) => {
     execFile(
       python,
       ["-c", PROBE_SCRIPT],
-      { timeout: timeoutMs, windowsHide: true },
+      // In the server's folder: pyenv's shims pick the Python that `.python-version` there names.
+      { cwd: options.cwd, timeout: timeoutMs, windowsHide: true },
       (error, stdout, stderr) => {
         if (!error) {
           resolve(parseProbe(stdout, python));
@@ -145,5 +147,27 @@ export function probeInterpreter(python: string, timeoutMs = 15_000): Promise<Pr
         }
       },
     );
+  });
+}
+
+export type VersionCheck = { ok: true; version?: string } | { ok: false; reason: string };
+
+/**
+ * Runs `<torchwise> --version` (torchwise's CLI prints "torchwise 0.1.0"): a mistyped
+ * `torchwise.serverPath` becomes one clear message instead of the language client's retries.
+ */
+export function checkServerExecutable(executable: string, options: { cwd?: string; timeoutMs?: number } = {}): Promise<VersionCheck> {
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  return new Promise((resolve) => {
+    execFile(executable, ["--version"], { cwd: options.cwd, timeout: timeoutMs, windowsHide: true }, (error, stdout, stderr) => {
+      if (!error) {
+        resolve({ ok: true, version: /torchwise\s+(\S+)/.exec(stdout)?.[1] });
+      } else if (error.killed) {
+        resolve({ ok: false, reason: `${executable} did not answer within ${timeoutMs / 1000} s` });
+      } else {
+        const lastLine = stderr.trim().split(/\r?\n/).pop();
+        resolve({ ok: false, reason: lastLine || error.message });
+      }
+    });
   });
 }

@@ -1,12 +1,35 @@
 // Starts, stops and restarts the language client. Every start and stop goes through one queue,
-// so a settings change arriving during a start never leaves two servers running.
+// so a settings change arriving during a start never leaves two servers running. Which server
+// runs is decided in `resolve.ts`; the private venv is made in `venv.ts`.
 
+import { mkdirSync } from "node:fs";
 import * as os from "node:os";
-import { commands, Disposable, LogOutputChannel, ProgressLocation, window, workspace, WorkspaceFolder } from "vscode";
-import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
-import { checkTorchwise, chooseInterpreter, configuredInterpreter, Interpreter } from "./python";
+import {
+  CancellationToken,
+  commands,
+  Disposable,
+  LogOutputChannel,
+  ProgressLocation,
+  Uri,
+  window,
+  workspace,
+  WorkspaceFolder,
+} from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  State,
+} from "vscode-languageclient/node";
+import { readBundle } from "./bundle";
+import { checkServerExecutable, chooseInterpreter, configuredExecutable, Interpreter, Probe, probeInterpreter } from "./python";
 import { activeInterpreter, hasPythonExtension } from "./pythonExtension";
-import { readServerSettings } from "./settings";
+import { cannotCreateVenv, chooseServer } from "./resolve";
+import { readServerSettings, ServerSettings } from "./settings";
+import { ServerStatus } from "./statusBar";
+import { ensureVenv, VenvError } from "./venv";
 
 /**
  * The server's command (spec: arguments `[uri, line]`, 0-based line of the loop). The palette
@@ -15,21 +38,27 @@ import { readServerSettings } from "./settings";
  * that advertises it is running.
  */
 export const BENCHMARK_COMMAND = "torchwise.benchmarkLoop";
+export const SHOW_LOGS_COMMAND = "torchwise.showLogs";
 
 const UNTRUSTED_BENCHMARK = "torchwise does not run benchmarks in an untrusted workspace: they execute its code.";
+const SECTION = "torchwise";
 
 function mainFolder(): WorkspaceFolder | undefined {
   return workspace.workspaceFolders?.[0];
 }
 
-/** The expanded `torchwise.interpreter` value that applies here, if any. */
-export function configuredPath(folder = mainFolder()): string | undefined {
-  const config = workspace.getConfiguration("torchwise", folder?.uri);
-  return configuredInterpreter(
-    { effective: config.get("interpreter"), user: config.inspect("interpreter")?.globalValue },
+function configuredSetting(name: "interpreter" | "serverPath", folder: WorkspaceFolder | undefined): string | undefined {
+  const config = workspace.getConfiguration(SECTION, folder?.uri);
+  return configuredExecutable(
+    { effective: config.get(name), user: config.inspect(name)?.globalValue },
     workspace.isTrusted,
     { workspaceFolder: folder?.uri.fsPath, home: os.homedir() },
   );
+}
+
+/** The expanded `torchwise.interpreter` value that applies here, if any. */
+export function configuredPath(folder = mainFolder()): string | undefined {
+  return configuredSetting("interpreter", folder);
 }
 
 async function findInterpreter(folder: WorkspaceFolder | undefined, log: LogOutputChannel): Promise<Interpreter> {
@@ -41,12 +70,36 @@ async function findInterpreter(folder: WorkspaceFolder | undefined, log: LogOutp
   return chooseInterpreter({ configured, pythonExtension, platform: process.platform });
 }
 
+function describeProbe(probe: Probe): string {
+  if (!probe.ok) {
+    return `does not run: ${probe.reason}`;
+  }
+  const torchwise = probe.torchwise ? `torchwise ${probe.torchwise}` : `no torchwise (${probe.torchwiseError ?? "?"})`;
+  return `${probe.executable}, Python ${probe.python.join(".")}, ${torchwise}`;
+}
+
+/** Where the extension keeps its private venv, and what it needs to know to run the server. */
+export interface ExtensionPaths {
+  extensionPath: string;
+  /** `context.globalStorageUri.fsPath`. */
+  storage: string;
+}
+
+/** A start that cannot go on; `message` is for the user, with the ways out offered next to it. */
+class StartFailure extends Error {}
+
 export class TorchwiseServer implements Disposable {
   private client: LanguageClient | undefined;
   private queue: Promise<void> = Promise.resolve();
   private fallback: Disposable | undefined;
+  /** Sent to the server as `settings.interpreter`; see `ServerSettings.interpreter`. */
+  private interpreter: string | undefined;
 
-  constructor(private readonly log: LogOutputChannel) {
+  constructor(
+    private readonly paths: ExtensionPaths,
+    private readonly log: LogOutputChannel,
+    private readonly status: ServerStatus,
+  ) {
     this.registerFallback();
   }
 
@@ -67,7 +120,9 @@ export class TorchwiseServer implements Disposable {
 
   private enqueue(job: () => Promise<void>): Promise<void> {
     this.queue = this.queue.then(job).catch((error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
       this.log.error(`torchwise server: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      this.status.set({ kind: "error", message });
     });
     return this.queue;
   }
@@ -78,6 +133,7 @@ export class TorchwiseServer implements Disposable {
     if (client) {
       // dispose() also stops it, and keeps the client from restarting a server it thinks crashed.
       await client.dispose().catch((error: unknown) => this.log.warn(`Stopping the server: ${String(error)}`));
+      this.status.set({ kind: "stopped" });
     }
     this.registerFallback();
   }
@@ -94,51 +150,177 @@ export class TorchwiseServer implements Disposable {
     this.fallback = undefined;
   }
 
+  /** The settings the server gets for a scope (a folder or file), `settings.interpreter` included. */
+  private settingsFor(scope?: Uri): ServerSettings {
+    return readServerSettings(workspace.getConfiguration(SECTION, scope), this.interpreter);
+  }
+
   private async startClient(): Promise<void> {
-    const folder = mainFolder();
-    const python = await findInterpreter(folder, this.log);
-    this.log.info(`Python interpreter: ${python.path} (from ${python.source})`);
-
-    const check = await checkTorchwise(python.path);
-    if (!check.ok) {
-      this.log.error(`Cannot import torchwise with ${python.path}: ${check.reason}`);
+    this.status.set({ kind: "starting" });
+    try {
+      await this.startServer();
+    } catch (error) {
+      if (!(error instanceof StartFailure)) {
+        throw error;
+      }
+      this.log.error(error.message);
+      this.status.set({ kind: "error", message: error.message });
       // Not awaited: the queue must not wait for the user to answer.
-      void this.offerInstall(python);
-      return;
+      void this.offerWaysOut(error.message);
     }
-    this.log.info(`torchwise ${check.version}`);
+  }
 
-    const serverOptions: ServerOptions = {
-      command: python.path,
-      args: ["-m", "torchwise", "lsp"],
-      // The whole environment goes through, TORCHWISE_DEBUGPY included.
-      options: { cwd: folder?.uri.fsPath, env: { ...process.env } },
-    };
+  private async startServer(): Promise<void> {
+    const folder = mainFolder();
+    // The workspace folder, where pyenv's shims read `.python-version`, if trusted; else a folder
+    // of ours, as `python -m` puts its working folder first on sys.path.
+    mkdirSync(this.paths.storage, { recursive: true });
+    const cwd = workspace.isTrusted && folder?.uri.scheme === "file" ? folder.uri.fsPath : this.paths.storage;
+
+    const python = await findInterpreter(folder, this.log);
+    const probe = await probeInterpreter(python.path, { cwd });
+    this.log.info(`Python interpreter: ${python.path} (from ${python.source}): ${describeProbe(probe)}`);
+    this.interpreter = probe.ok ? probe.executable : python.path;
+
+    const bundle = readBundle(this.paths.extensionPath);
+    const serverPath = configuredSetting("serverPath", folder);
+    const choice = chooseServer({ serverPath, interpreter: python.path, probe, bundle });
+
+    let command: string;
+    let args: string[];
+    let how: string;
+    let version: string | undefined;
+    switch (choice.kind) {
+      case "command": {
+        ({ command, args } = choice);
+        version = choice.version;
+        if (choice.source === "serverPath") {
+          const check = await checkServerExecutable(choice.command, { cwd });
+          if (!check.ok) {
+            throw new StartFailure(`torchwise.serverPath ${choice.command} does not run: ${check.reason}`);
+          }
+          version = check.version;
+          how = `torchwise.serverPath ${choice.command}`;
+        } else {
+          how = `in ${choice.command}`;
+        }
+        break;
+      }
+      case "venv": {
+        if (choice.note) {
+          this.log.info(`${choice.note}: using the private environment.`);
+        }
+        command = await this.setUpVenv(choice.bundle, python.path, probe);
+        // -I: the private venv alone, whatever PYTHONPATH or the user's site-packages hold.
+        args = ["-I", "-m", "torchwise", "lsp"];
+        version = choice.bundle.version;
+        how = `private environment; benchmarks in ${this.interpreter}`;
+        break;
+      }
+      case "none":
+        throw new StartFailure(`Cannot start the torchwise server: ${choice.reason}`);
+    }
+    this.log.info(`Starting the server: ${command} ${args.join(" ")} (${how})`);
+    await this.startLanguageClient({ command, args, options: { cwd, env: { ...process.env } } }, version, how);
+  }
+
+  /** The private venv's python, made or updated first if need be, with a progress notification. */
+  private async setUpVenv(bundle: NonNullable<ReturnType<typeof readBundle>>, interpreter: string, probe: Probe): Promise<string> {
+    const progress = new LazyProgress("torchwise: setting up the server");
+    try {
+      return await ensureVenv({
+        storage: this.paths.storage,
+        bundle,
+        basePython: probe.ok ? probe.executable : interpreter,
+        platform: process.platform,
+        log: this.log,
+        report: (message) => {
+          this.status.set({ kind: "starting", detail: message });
+          progress.report(message);
+        },
+        probe: (venvPython) => probeInterpreter(venvPython, { cwd: this.paths.storage }),
+        cannotCreate: cannotCreateVenv(interpreter, probe, bundle),
+        signal: progress.signal,
+      });
+    } catch (error) {
+      if (error instanceof VenvError) {
+        if (progress.signal.aborted) {
+          throw new StartFailure("Setting up the torchwise server was cancelled. Run \"torchwise: Restart Server\" to try again.");
+        }
+        const hint = error.hint ? ` ${error.hint}` : "";
+        throw new StartFailure(`Could not set up the torchwise server's environment: ${error.message}.${hint}`);
+      }
+      throw error;
+    } finally {
+      progress.done();
+    }
+  }
+
+  private async startLanguageClient(serverOptions: ServerOptions, version: string | undefined, how: string): Promise<void> {
     const clientOptions: LanguageClientOptions = {
       documentSelector: [
         { scheme: "file", language: "python" },
         { scheme: "untitled", language: "python" },
       ],
       outputChannel: this.log,
-      // Read without a folder, as the client reads them for workspace/didChangeConfiguration;
-      // per-folder values reach the server only if it asks with workspace/configuration.
-      initializationOptions: { settings: readServerSettings(workspace.getConfiguration("torchwise")) },
-      synchronize: { configurationSection: "torchwise" },
+      initializationOptions: { settings: this.settingsFor() },
+      // Sends workspace/didChangeConfiguration whenever a torchwise.* setting changes (and once
+      // after start); the middleware below replaces the raw section with the typed settings.
+      synchronize: { configurationSection: SECTION },
       middleware: {
         // Calls from the palette, code lenses and code actions all pass here.
         executeCommand: (command, args, next) =>
           command === BENCHMARK_COMMAND ? this.benchmark(args) : (next(command, args) as unknown),
+        workspace: {
+          // Read without a folder, like the initialization options: in a multi-root workspace,
+          // folder values reach the server only if it asks (workspace/configuration, below).
+          didChangeConfiguration: async (sections) => {
+            const settings = sections === undefined ? null : { [SECTION]: this.settingsFor() };
+            await this.client?.sendNotification(DidChangeConfigurationNotification.type, { settings });
+          },
+          // A server asking for the "torchwise" section of a folder or file gets the same typed
+          // settings as above, for that scope; other sections are answered as usual.
+          configuration: async (params, token, next) => {
+            const answers = await next(params, token);
+            if (!Array.isArray(answers)) {
+              return answers; // a ResponseError
+            }
+            return params.items.map((item, i): unknown => {
+              if (item.section !== SECTION) {
+                return answers[i];
+              }
+              const scope = item.scopeUri ? this.client?.protocol2CodeConverter.asUri(item.scopeUri) : undefined;
+              return this.settingsFor(scope);
+            });
+          },
+        },
       },
     };
     // The id "torchwise" makes the client read `torchwise.trace.server`.
     const client = new LanguageClient("torchwise", "torchwise", serverOptions, clientOptions);
     this.client = client;
+    client.onDidChangeState(({ newState }) => {
+      if (this.client !== client) {
+        return; // stopped on purpose
+      }
+      if (newState === State.Running) {
+        this.status.set({ kind: "ready", version, how });
+      } else if (newState === State.Starting) {
+        this.status.set({ kind: "starting" });
+      } else {
+        this.status.set({ kind: "error", message: "the server stopped; see the log." });
+      }
+    });
     this.releaseFallback();
     try {
       await client.start();
+    } catch (error) {
+      this.client = undefined;
+      await client.dispose().catch(() => undefined);
+      throw new StartFailure(`The torchwise server did not start: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
       const advertised = client.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
-      if (!advertised.includes(BENCHMARK_COMMAND)) {
+      if (this.client !== client || !advertised.includes(BENCHMARK_COMMAND)) {
         this.registerFallback();
       }
     }
@@ -183,36 +365,62 @@ export class TorchwiseServer implements Disposable {
     });
   }
 
-  private async offerInstall(python: Interpreter): Promise<void> {
-    const install = "Install torchwise";
-    const select = "Select Interpreter";
+  private async offerWaysOut(message: string): Promise<void> {
     const logs = "Show Logs";
-    const choice = await window.showErrorMessage(`torchwise is not installed in ${python.path}.`, install, select, logs);
-    if (choice === install) {
-      // The terminal runs pip itself, not a shell, so no path needs quoting for any shell.
-      const terminal = window.createTerminal({
-        name: "torchwise: install",
-        shellPath: python.path,
-        shellArgs: ["-m", "pip", "install", "torchwise"],
-      });
-      const closed = window.onDidCloseTerminal((closedTerminal) => {
-        if (closedTerminal === terminal) {
-          closed.dispose();
-          if (closedTerminal.exitStatus?.code === 0) {
-            void this.restart();
-          }
-        }
-      });
-      terminal.show();
+    const select = "Select Interpreter";
+    const serverPath = "Set Server Path";
+    const choice = await window.showErrorMessage(message, logs, select, serverPath);
+    if (choice === logs) {
+      this.log.show();
     } else if (choice === select) {
       // The setting wins over the Python extension, so only change the interpreter there if unset.
-      if (python.source !== "setting" && hasPythonExtension()) {
+      if (configuredPath() === undefined && hasPythonExtension()) {
         await commands.executeCommand("python.setInterpreter");
       } else {
         await commands.executeCommand("workbench.action.openSettings", "torchwise.interpreter");
       }
-    } else if (choice === logs) {
-      this.log.show();
+    } else if (choice === serverPath) {
+      await commands.executeCommand("workbench.action.openSettings", "torchwise.serverPath");
     }
+  }
+}
+
+/**
+ * A progress notification that appears only when first reported to: reusing a ready venv takes
+ * one Python start, and must not flash a notification at every start. Cancel aborts `signal`.
+ */
+class LazyProgress {
+  private readonly controller = new AbortController();
+  private reportTo: ((message: string) => void) | undefined;
+  private finish: (() => void) | undefined;
+  private finished = false;
+
+  constructor(private readonly title: string) {}
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  report(message: string): void {
+    if (this.finished) {
+      return;
+    }
+    if (!this.reportTo) {
+      void window.withProgress(
+        { location: ProgressLocation.Notification, title: this.title, cancellable: true },
+        (progress, token: CancellationToken) => {
+          token.onCancellationRequested(() => this.controller.abort());
+          this.reportTo = (text) => progress.report({ message: text });
+          return new Promise<void>((resolve) => (this.finish = resolve));
+        },
+      );
+    }
+    // withProgress calls its task synchronously, so reportTo is set by now.
+    this.reportTo?.(message);
+  }
+
+  done(): void {
+    this.finished = true;
+    this.finish?.();
   }
 }

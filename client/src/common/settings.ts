@@ -4,7 +4,10 @@
 export type Severity = "error" | "warning" | "info" | "hint" | "off";
 export type Device = "auto" | "cpu" | "cuda" | "mps";
 
-/** What the server receives as `initializationOptions.settings`. */
+/**
+ * What the server receives as `initializationOptions.settings`, and as `{"torchwise": ...}` in
+ * every `workspace/didChangeConfiguration` and `workspace/configuration` answer.
+ */
 export interface ServerSettings {
   select: string[];
   ignore: string[];
@@ -13,6 +16,13 @@ export interface ServerSettings {
     device: Device;
     timeLimit: number;
   };
+  /**
+   * The user's Python (absolute: its `sys.executable`), where the benchmark worker must run: it
+   * has the user's torch, while the server itself may run in the extension's private venv. Not
+   * the raw `torchwise.interpreter`: that may be unset, relative, or a workspace value that an
+   * untrusted workspace must not get to run.
+   */
+  interpreter?: string;
 }
 
 export interface ConfigReader {
@@ -56,9 +66,9 @@ function timeLimit(value: unknown): number {
  * Reads the settings the server needs. Settings files are hand-edited JSON, so anything of the
  * wrong type falls back to its default instead of reaching the server.
  */
-export function readServerSettings(config: ConfigReader): ServerSettings {
+export function readServerSettings(config: ConfigReader, interpreter?: string): ServerSettings {
   const device = config.get("benchmark.device");
-  return {
+  const settings: ServerSettings = {
     select: stringList(config.get("select")),
     ignore: stringList(config.get("ignore")),
     severity: severityMap(config.get("severity")),
@@ -67,4 +77,8 @@ export function readServerSettings(config: ConfigReader): ServerSettings {
       timeLimit: timeLimit(config.get("benchmark.timeLimit")),
     },
   };
+  if (interpreter !== undefined) {
+    settings.interpreter = interpreter;
+  }
+  return settings;
 }

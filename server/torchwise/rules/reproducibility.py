@@ -327,6 +327,7 @@ _NOT_WORK = frozenset({
     "named_modules", "train", "eval", "state_dict", "zero_grad", "register_buffer", "register_parameter",
     "register_forward_hook", "register_hook", "requires_grad_", "__len__",
 })
+_GRAD_SCALERS = frozenset({"torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.amp.grad_scaler.GradScaler"})
 _CERTAIN, _POSSIBLE = 2, 1
 _BUILTIN_NAMES = frozenset(vars(builtins))
 
@@ -539,13 +540,19 @@ class _Region:
             return qualname.rsplit(".", 1)[-1] == "synchronize"
         func = call.func
         if isinstance(func, ast.Attribute):
-            return func.attr in _SYNC_METHODS
+            return func.attr in _SYNC_METHODS or (func.attr == "step" and self._is_grad_scaler(func.value))
         if isinstance(func, ast.Name):
             if func.id in self.local_syncs:
                 return True
             if func.id in _SYNC_BUILTINS and call.args and any(self.resident(a) for a in call.args):
                 return True
         return False
+
+    def _is_grad_scaler(self, node: ast.AST) -> bool:
+        """`scaler.step(optimizer)` reads the inf/NaN check back to the host before stepping."""
+        scope = _name_scopes(self.ctx).get(node) if isinstance(node, ast.Name) else None
+        bound = scope.single_value(node.id) if scope is not None else None
+        return bound is not None and isinstance(bound[0], ast.Call) and bound[1].qualname(bound[0].func) in _GRAD_SCALERS
 
     def call_work(self, call: ast.Call) -> int:
         level = self.placements.call_placement(call)

@@ -42,6 +42,11 @@ class ViewNeedsCopy(Rule):
                 "import torch\nx = torch.randn(4, 6)\ny = x[::2].reshape(-1)\n"),
         Invalid("import torch\nrow = torch.randn(1, 5)\ngrid = row.expand(3, 5).view(15)\n",
                 "import torch\nrow = torch.randn(1, 5)\ngrid = row.expand(3, 5).reshape(15)\n"),
+        # The attention bug: heads transposed back, then viewed. Works only for T == 1 (or B == 0).
+        Invalid("import torch\n\n\ndef merge_heads(B: int, T: int):\n    y = torch.randn(B, 12, T, 64)\n"
+                "    return y.transpose(1, 2).view(B, T, 768)\n\n\nmerge_heads(2, 5)\n",
+                "import torch\n\n\ndef merge_heads(B: int, T: int):\n    y = torch.randn(B, 12, T, 64)\n"
+                "    return y.transpose(1, 2).reshape(B, T, 768)\n\n\nmerge_heads(2, 5)\n"),
     )
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
@@ -56,10 +61,16 @@ class ViewNeedsCopy(Rule):
             target = shapes.reshape(value.shape, requested)
         except shapes.ShapeError:
             return  # a size mismatch is TW503's
-        if target is None or layout.view_strides(value.shape, value.strides, target) is not None:
-            return  # viewable, or undecided
+        if target is None:
+            return
+        note = ""
+        if layout.view_strides(value.shape, value.strides, target) is not None:
+            # Undecided for every size (a batch of 1 would work): decide for sizes above 1, where real data is.
+            if layout.view_strides(value.shape, value.strides, target, nondegenerate=True) is not None:
+                return  # viewable, or undecided
+            note = " whenever its symbolic sizes are above 1"
         strides = ", ".join(str(s) for s in value.strides)
-        message = (f"`.view{fmt_shape(target) if len(target) != 1 else f'({target[0]})'}` needs a copy: the "
+        message = (f"`.view{fmt_shape(target) if len(target) != 1 else f'({target[0]})'}` needs a copy{note}: the "
                    f"input {fmt_shape(value.shape)} has strides ({strides}); use `.reshape(...)` or "
                    "`.contiguous().view(...)`")
         name_span = _attribute_name_span(ctx, func)

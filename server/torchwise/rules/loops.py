@@ -1,0 +1,255 @@
+"""TW4xx: Python loops over tensors that one vectorized expression replaces.
+
+The recognizing and the proofs live in ``torchwise.vectorize``; each rule here only
+names one pattern, documents it and turns a match into a finding.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from torchwise.analysis.scopes import Scope
+from torchwise.findings import Finding, Fix, Position, Severity, Span
+from torchwise.rules.base import Context, Invalid, Rule, Valid
+from torchwise.vectorize.loops import match_call, match_loop
+
+_NOT_FLAGGED = (
+    # A recurrence: each step reads the previous one.
+    Valid("import torch\nh = torch.zeros(10)\nx = torch.randn(10)\nfor i in range(1, 10):\n"
+          "    h[i] = h[i - 1] * 0.9 + x[i]\n"),
+    # Output and I/O: never flagged.
+    Valid("import torch\nx = torch.randn(10)\nout = torch.empty(10)\nfor i in range(10):\n"
+          "    out[i] = x[i] * 2\n    print(i)\n"),
+    # Epochs.
+    Valid("import torch\nw = torch.randn(3)\nfor epoch in range(10):\n    w = w - 0.1 * w.grad\n"),
+)
+
+
+class _LoopRule(Rule):
+    node_types = (ast.For,)
+
+    def check(self, node: ast.For, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        match = match_loop(node, scope, ctx)
+        if match is None or match.code != self.code:
+            return
+        yield Finding(self.code, match.message, self.severity, _header_span(ctx, node), _fixes(match))
+
+
+class _CallRule(Rule):
+    node_types = (ast.Call,)
+
+    def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        match = match_call(node, scope, ctx)
+        if match is None or match.code != self.code:
+            return
+        yield self.finding(ctx, node, match.message, _fixes(match))
+
+
+def _fixes(match) -> list:
+    return [Fix(match.title, match.build, preferred=True)] if match.build is not None else []
+
+
+def _header_span(ctx: Context, loop: ast.For) -> Span:
+    """From the ``for`` keyword to the end of the header line."""
+    start = ctx.source.span(loop).start
+    line = loop.iter.end_lineno - 1
+    text = ctx.source.lines[line].rstrip("\r\n")
+    return Span(start, Position(line, len(text)))
+
+
+class ElementwiseMapLoop(_LoopRule):
+    code = "TW401"
+    name = "elementwise-map-loop"
+    severity = Severity.WARNING
+    summary = ("Flags loops that compute an output one element (or row) at a time: "
+               "`for i in range(N): out[i] = f(x[i], w)`, or `res.append(f(x[i]))` followed by `torch.stack(res)`.")
+    why = ("Each iteration launches a few tiny kernels and pays Python's overhead: a loop over 10,000 rows is "
+           "100-1000x slower than one vectorized expression on a CPU, far more on a GPU. The same computation "
+           "written on whole tensors (`data @ weight + bias`) runs as one kernel.")
+    fix_summary = ("Replaces the allocation and the loop with one expression, checked to give the same values, "
+                   "shape and dtype (a cast is added when the output's dtype differs): `x[i]` becomes `x`, "
+                   "`torch.dot(x[i], w)` becomes `x @ w`, `x[i].sum()` becomes `x.sum(dim=1)`, an `if`/`else` "
+                   "becomes `torch.where`.")
+    valid = _NOT_FLAGGED + (
+        Valid("import torch\nx = torch.randn(10)\nfast = x * 2\n"),
+        # Only half the range: the rest of `out` keeps its old values.
+        Valid("import torch\nx = torch.randn(10)\nout = torch.zeros(10)\nfor i in range(5):\n    out[i] = x[i] * 2\n"),
+        # An unknown function may have side effects.
+        Valid("import torch\nx = torch.randn(10)\nout = torch.zeros(10)\nfor i in range(10):\n"
+              "    out[i] = f(x[i])\n"),
+    )
+    invalid = (
+        Invalid("import torch\n\ndata = torch.randn(10000, 512)\nweight = torch.randn(512)\nbias = 0.5\n"
+                "N = data.shape[0]\nout = torch.empty(N)\nfor i in range(N):\n"
+                "    out[i] = torch.dot(data[i], weight) + bias\n",
+                "import torch\n\ndata = torch.randn(10000, 512)\nweight = torch.randn(512)\nbias = 0.5\n"
+                "N = data.shape[0]\nout = data @ weight + bias\n"),
+        Invalid("import torch\nkeys = torch.randn(256, 64)\nquery = torch.randn(64)\nsims = torch.zeros(256)\n"
+                "for i in range(256):\n    # cosine similarity\n"
+                "    sims[i] = torch.dot(keys[i], query) / (keys[i].norm() * query.norm())\n",
+                "import torch\nkeys = torch.randn(256, 64)\nquery = torch.randn(64)\n# cosine similarity\n"
+                "sims = keys @ query / (keys.norm(dim=1) * query.norm())\n"),
+        Invalid("import torch\nx = torch.randn(8)\nout = torch.empty(8, dtype=torch.float64)\nfor i in range(len(x)):\n"
+                "    if x[i] > 0:\n        out[i] = x[i]\n    else:\n        out[i] = x[i] * 0.1\n",
+                "import torch\nx = torch.randn(8)\nout = torch.where(x > 0, x, x * 0.1).to(torch.float64)\n"),
+        Invalid("import torch\nx = torch.randn(5, 3)\nres = []\nfor row in x:\n    res.append(row.exp() + 1)\n"
+                "y = torch.stack(res)\n",
+                "import torch\nx = torch.randn(5, 3)\ny = x.exp() + 1\n"),
+        # Where the loop may run zero times, `torch.stack([])` raises: no fix.
+        Invalid("import torch\ndef f(n: int):\n    x = torch.randn(n)\n    res = []\n    for v in x:\n"
+                "        res.append(v * 2)\n    return torch.stack(res)\n"),
+    )
+
+
+class CatInLoop(_LoopRule):
+    code = "TW402"
+    name = "cat-accumulation-in-loop"
+    severity = Severity.WARNING
+    summary = "Flags `acc = torch.cat([acc, x])` inside a loop."
+    why = ("Every `torch.cat` allocates a new tensor and copies everything gathered so far, so collecting N "
+           "pieces copies O(N^2) data. Keeping the pieces in a list and concatenating once copies each piece once.")
+    fix_summary = ("`acc = torch.cat([acc, *pieces])` when the loop only gathers its items; otherwise the pieces "
+                   "go to a list (`acc_parts.append(x)`) and one `torch.cat` follows the loop.")
+    valid = _NOT_FLAGGED + (
+        Valid("import torch\nchunks = [torch.randn(2, 4) for _ in range(3)]\nacc = torch.cat(chunks)\n"),
+        Valid("import torch\nacc = torch.empty(0)\nfor i in range(3):\n    acc = torch.cat([acc, acc * 2])\n"),
+    )
+    invalid = (
+        Invalid("import torch\nchunks = [torch.randn(100, 16) for _ in range(50)]\nacc = torch.empty(0, 16)\n"
+                "for chunk in chunks:\n    acc = torch.cat([acc, chunk])\n",
+                "import torch\nchunks = [torch.randn(100, 16) for _ in range(50)]\nacc = torch.empty(0, 16)\n"
+                "acc = torch.cat([acc, *chunks])\n"),
+        Invalid("import torch\nx = torch.randn(10, 4)\nout = torch.zeros(0, 4)\nfor k in range(3):\n"
+                "    y = x * k\n    out = torch.cat([out, y], dim=0)  # grow\n",
+                "import torch\nx = torch.randn(10, 4)\nout = torch.zeros(0, 4)\nout_parts = [out]\n"
+                "for k in range(3):\n    y = x * k\n    # grow\n    out_parts.append(y)\nout = torch.cat(out_parts, dim=0)\n"),
+        Invalid("import torch\ndef grow(acc, xs):\n    for x in xs:\n        acc = torch.cat([acc, x])\n    return acc\n"),
+    )
+
+
+class FilterLoop(_LoopRule):
+    code = "TW403"
+    name = "filter-loop"
+    severity = Severity.WARNING
+    summary = "Flags `for x in t: if cond(x): lst.append(x)` followed by `torch.stack(lst)`."
+    why = ("The loop visits every element as a 0-d tensor in Python and then copies the survivors into a new "
+           "tensor; a boolean mask (`t[t > 0]`) does both in one op.")
+    fix_summary = ("`t[cond(t)]` (where the loop's `torch.stack` would raise because nothing passed the test, "
+                   "the mask gives an empty tensor).")
+    valid = _NOT_FLAGGED + (
+        Valid("import torch\nt = torch.randn(10)\npos = []\nfor x in t:\n    if x > 0:\n        pos.append(x)\n"
+              "print(len(pos))\n"),
+    )
+    invalid = (
+        Invalid("import torch\nt = torch.randn(1000)\npositives = []\nfor x in t:\n    if x > 0:\n"
+                "        positives.append(x)\nkept = torch.stack(positives)\n",
+                "import torch\nt = torch.randn(1000)\nkept = t[t > 0]\n"),
+        Invalid("import torch\nx = torch.randn(6, 2)\nkept = []\nfor i in range(6):\n    if x[i].sum() > 0:\n"
+                "        kept.append(x[i] * 2)\nout = torch.stack(kept)\n",
+                "import torch\nx = torch.randn(6, 2)\nout = x[x.sum(dim=1) > 0] * 2\n"),
+    )
+
+
+class Comprehension(_CallRule):
+    code = "TW404"
+    name = "comprehension-over-tensor"
+    severity = Severity.WARNING
+    summary = "Flags `torch.tensor([f(x) for x in t])` and `torch.stack([f(x) for x in t])`."
+    why = ("The comprehension makes one 0-d tensor (or row) per element in Python, then copies them all into a "
+           "new tensor: thousands of tiny ops for what one vectorized expression does.")
+    fix_summary = "The vectorized expression: `torch.tensor([x * 2 for x in t])` becomes `t * 2`."
+    valid = (
+        Valid("import torch\nt = torch.randn(10)\nd = t * 2\n"),
+        Valid("import torch\nx = torch.tensor([i * 2 for i in range(10)])\n"),
+    )
+    invalid = (
+        Invalid("import torch\nt = torch.randn(1000)\ndoubled = torch.tensor([x * 2 for x in t])\n",
+                "import torch\nt = torch.randn(1000)\ndoubled = t * 2\n"),
+        Invalid("import torch\nrows = torch.randn(4, 3)\nn = torch.stack([r.sigmoid() * 2 for r in rows])\n",
+                "import torch\nrows = torch.randn(4, 3)\nn = rows.sigmoid() * 2\n"),
+        Invalid("import torch\nt = torch.randn(10)\ny = torch.stack([x for x in t if x > 0])\n",
+                "import torch\nt = torch.randn(10)\ny = t[t > 0]\n"),
+    )
+
+
+class ReductionLoop(_LoopRule):
+    code = "TW405"
+    name = "reduction-loop"
+    severity = Severity.WARNING
+    summary = "Flags `s += x[i] * y[i]`, `for v in t: total += v` and counting loops (`if v > 0: n += 1`)."
+    why = ("Each iteration adds one 0-d tensor in Python: a dot product or a sum written as a loop is hundreds "
+           "of times slower than `x @ y` or `t.sum()`, and rounds worse (sequential instead of pairwise sums).")
+    fix_summary = ("`s = x @ y` / `total += t.sum()` / `n += int((t > 0).sum())`, keeping the starting value; "
+                   "offered only where the loop certainly runs (else a Python number would stay a number).")
+    valid = _NOT_FLAGGED + (
+        Valid("import torch\nx = torch.randn(10)\ns = 0\nfor i in range(10):\n    s += x[i]\n    s = s * 0.5\n"),
+    )
+    invalid = (
+        Invalid("import torch\nx = torch.randn(2048)\ny = torch.randn(2048)\n\n# A dot product\ns = 0.0\n"
+                "for i in range(len(x)):\n    s += x[i] * y[i]\n",
+                "import torch\nx = torch.randn(2048)\ny = torch.randn(2048)\n\n# A dot product\n"
+                "s = x @ y\n"),
+        Invalid("import torch\nt = torch.randn(5, 3)\ntotal = 10\nfor v in t:\n    total += v\n",
+                "import torch\nt = torch.randn(5, 3)\ntotal = 10\ntotal += t.sum(0)\n"),
+        Invalid("import torch\nt = torch.randn(100)\nn = 0\nfor v in t:\n    if v > 0:\n        n += 1\n",
+                "import torch\nt = torch.randn(100)\nn = int((t > 0).sum())\n"),
+        Invalid("import torch\ndef f(k: int):\n    t = torch.randn(k)\n    s = 0.0\n    for v in t:\n"
+                "        s += v\n    return s\n"),
+    )
+
+
+class PerItemBatchLoop(_LoopRule):
+    code = "TW406"
+    name = "per-item-loop-over-batch"
+    severity = Severity.WARNING
+    summary = ("Flags a loop over a list of same-shaped tensors that applies the same ops to each and stacks "
+               "the results (`normalized.append((img - mean) / std)`, then `torch.stack`).")
+    why = ("The ops run once per item with Python in between; on the stacked batch they run once, and "
+           "broadcasting applies `mean`/`std` to every item.")
+    fix_summary = "`(torch.stack(images) - mean) / std`."
+    valid = (
+        Valid("import torch\nimages = [torch.rand(3, 4, 4) for _ in range(8)]\nbatch = torch.stack(images) * 2\n"),
+        # The list changes between its creation and the loop: its items' shapes are unknown.
+        Valid("import torch\nimages = [torch.rand(3, 4, 4) for _ in range(8)]\nimages.append(torch.rand(1, 4, 4))\n"
+              "out = []\nfor img in images:\n    out.append(img * 2)\nbatch = torch.stack(out)\n"),
+    )
+    invalid = (
+        Invalid("import torch\nimages = [torch.rand(3, 32, 32) for _ in range(64)]\n"
+                "mean = torch.tensor([0.485, 0.456, 0.406]).reshape(3, 1, 1)\n"
+                "std = torch.tensor([0.229, 0.224, 0.225]).reshape(3, 1, 1)\n"
+                "normalized = []\nfor img in images:\n    normalized.append((img - mean) / std)\n"
+                "batch = torch.stack(normalized)\n",
+                "import torch\nimages = [torch.rand(3, 32, 32) for _ in range(64)]\n"
+                "mean = torch.tensor([0.485, 0.456, 0.406]).reshape(3, 1, 1)\n"
+                "std = torch.tensor([0.229, 0.224, 0.225]).reshape(3, 1, 1)\n"
+                "batch = (torch.stack(images) - mean) / std\n"),
+    )
+
+
+class BuiltinOverTensor(_CallRule):
+    code = "TW407"
+    name = "builtin-over-tensor"
+    severity = Severity.WARNING
+    summary = "Flags `sum(t)`, `max(t)`, `min(t)`, `any(t)`, `all(t)` on a tensor."
+    why = ("Python's builtins iterate the first dimension, making one tensor per slice and one op per step. "
+           "`sum(t)` of a 2-d tensor is `t.sum(0)` (a row of column sums), not `t.sum()`; `max` on floats also "
+           "differs from `t.max()` on NaN, so that one is only offered for integer tensors.")
+    fix_summary = ("`t.sum()` (1-d) / `t.sum(0)`, `t.max()`, `bool(t.any())` (plain `t.any()` in an `if` test), "
+                   "keeping the result's shape and type.")
+    valid = (
+        Valid("import torch\nt = torch.randn(10)\ns = t.sum()\n"),
+        Valid("xs = [1, 2, 3]\ns = sum(xs)\n"),
+    )
+    invalid = (
+        Invalid("import torch\nt = torch.randn(1000)\ntotal = sum(t)\n",
+                "import torch\nt = torch.randn(1000)\ntotal = t.sum()\n"),
+        Invalid("import torch\nrows = torch.randn(100, 8)\ncolumn_totals = sum(rows)\n",
+                "import torch\nrows = torch.randn(100, 8)\ncolumn_totals = rows.sum(0)\n"),
+        Invalid("import torch\nt = torch.randn(10)\nflags = t > 1\nhit = any(flags)\n",
+                "import torch\nt = torch.randn(10)\nflags = t > 1\nhit = bool(flags.any())\n"),
+        Invalid("import torch\nt = torch.randn(10)\nm = max(t)\n"),  # NaN: no fix for floats
+    )
+
+
+RULES = (ElementwiseMapLoop, CatInLoop, FilterLoop, Comprehension, ReductionLoop, PerItemBatchLoop, BuiltinOverTensor)

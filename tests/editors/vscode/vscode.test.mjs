@@ -1,0 +1,198 @@
+// torchwise in real VS Code: code-server 4.100.3 (= VS Code 1.100.3) in Debian's Chromium, driven
+// with playwright-core through the keyboard, checked on screen and through the VS Code API (the
+// probe extension). Screenshots and the probe transcript go to artifacts/editors/vscode/.
+//
+//   scripts/editors/install.sh && node --test tests/editors/vscode/
+import assert from "node:assert/strict";
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { sandbox, startCodeServer, writeUserSettings } from "./lib/codeServer.mjs";
+import { installExtensions } from "./lib/extensions.mjs";
+import { advertisedCommands } from "./lib/lsp.mjs";
+import { ARTIFACTS, CHROMIUM, FIXTURES, missingPrerequisite, PLAYWRIGHT, PYTHON } from "./lib/paths.mjs";
+import { Probe } from "./lib/probe.mjs";
+import { ROUND_TRIP_MS, waitFor } from "./lib/wait.mjs";
+import { openBrowser, Workbench } from "./lib/workbench.mjs";
+
+const TORCHWISE_ID = "torchwise.torchwise";
+const BENCHMARK_COMMAND = "torchwise.benchmarkLoop";
+const STEP_TIMEOUT = 4 * ROUND_TRIP_MS;
+
+// legacy.py: line 4 `features = torch.randn(10000, 512)`, line 5 `weight = torch.Tensor(3, 4)`.
+const LEGACY = { name: "legacy.py", hoverLine: 4, hoverColumn: 2, fixLine: 5, fixColumn: 10 };
+const LEGACY_CALL = "torch.Tensor(3, 4)";
+const SHAPE_TEXT = "Tensor[float32, (10000, 512)]";
+const PREFERRED_FIX = "Replace with `torch.empty(...)` (TW101)";
+// loop.py: line 9 `for i in range(10000):`.
+const LOOP = { name: "loop.py", line: 9 };
+
+const skip = missingPrerequisite();
+
+describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
+  let home, workspace, codeServer, browser, bench, probe, serverCommands;
+  const timings = {};
+
+  const file = (name) => path.join(workspace, name);
+
+  /** Runs a step, timing it, with a screenshot of the page if it fails. */
+  async function step(name, body) {
+    const started = Date.now();
+    try {
+      return await body();
+    } catch (error) {
+      await bench?.screenshot(`failure-${name}`).catch(() => undefined);
+      throw error;
+    } finally {
+      timings[name] = Date.now() - started;
+    }
+  }
+
+  before(async () => {
+    await step("setup", async () => {
+      rmSync(ARTIFACTS, { recursive: true, force: true });
+      home = mkdtempSync(path.join(tmpdir(), "torchwise-vscode-"));
+      workspace = path.join(home, "workspace");
+      cpSync(FIXTURES, workspace, { recursive: true });
+      const { dirs, env } = sandbox(home, { TORCHWISE_PROBE_DIR: path.join(home, "probe") });
+      probe = new Probe(path.join(home, "probe"));
+      serverCommands = await advertisedCommands(PYTHON);
+      timings.installedAs = installExtensions(dirs.extensions, env);
+      writeUserSettings(dirs.userData, {
+        "torchwise.interpreter": PYTHON,
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": false,
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+        "extensions.autoCheckUpdates": false,
+        "extensions.autoUpdate": false,
+        "extensions.ignoreRecommendations": true,
+        "telemetry.telemetryLevel": "off",
+        "update.mode": "none",
+        "security.workspace.trust.enabled": false,
+        "editor.hover.delay": 300,
+        "files.autoSave": "off",
+      });
+      codeServer = await startCodeServer({ dirs, env, workspace, logFile: path.join(home, "code-server.log") });
+      const playwright = createRequire(import.meta.url)(PLAYWRIGHT);
+      browser = await openBrowser(playwright, { executablePath: CHROMIUM, profileDir: path.join(home, "chromium") });
+      bench = new Workbench(browser.page, ARTIFACTS);
+      await bench.open(codeServer.url);
+      await probe.ready();
+    });
+  }, { timeout: 6 * ROUND_TRIP_MS });
+
+  after(async () => {
+    const seconds = Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, typeof v === "number" ? v / 1000 : v]));
+    console.log(`vscode suite timings (s): ${JSON.stringify(seconds)}`);
+    writeFileSync(path.join(ARTIFACTS, "probe-transcript.json"), JSON.stringify(probe?.transcript ?? [], null, 2));
+    writeFileSync(path.join(ARTIFACTS, "timings.json"), JSON.stringify(seconds, null, 2));
+    await browser?.context.close().catch(() => undefined);
+    await codeServer?.stop();
+    if (home) {
+      cpSync(path.join(home, "code-server.log"), path.join(ARTIFACTS, "code-server.log"));
+      cpSync(path.join(home, "user-data/logs"), path.join(ARTIFACTS, "vscode-logs"), { recursive: true });
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it("underlines the TW101 and lists it in Problems", { timeout: STEP_TIMEOUT }, () => step("diagnostics", async () => {
+    await bench.openFile(LEGACY.name);
+    await bench.squiggles("warning").first().waitFor({ timeout: 2 * ROUND_TRIP_MS });
+    await bench.screenshot("01-squiggle");
+
+    const [diagnostic, ...others] = await probe.until("the TW101 diagnostic", "diagnostics", { file: file(LEGACY.name) },
+      (found) => found.length > 0);
+    assert.deepEqual(others, []);
+    assert.equal(diagnostic.code, "TW101");
+    assert.equal(diagnostic.source, "torchwise");
+    assert.equal(diagnostic.severity, "Warning");
+    const start = { line: LEGACY.fixLine - 1, character: LEGACY.fixColumn - 1 };
+    assert.deepEqual(diagnostic.range, { start, end: { ...start, character: start.character + LEGACY_CALL.length } });
+
+    const rows = await bench.problemsRowsWith("TW101");
+    await bench.screenshot("02-problems");
+    const row = rows.find((text) => text.includes("TW101"));
+    assert.match(row, /uninitialized memory/);
+    assert.match(row, /torchwise/);
+    await bench.closePanel();
+  }));
+
+  it("shows dtype and shape on hover", { timeout: STEP_TIMEOUT }, () => step("hover", async () => {
+    await bench.openFile(LEGACY.name);
+    await bench.goTo(LEGACY.hoverLine, LEGACY.hoverColumn);
+    const shown = await bench.hoverAtCursor(SHAPE_TEXT);
+    await bench.screenshot("vscode-hover"); // squiggle and hover together: the picture for the docs
+    assert.match(shown, /on cpu/);
+
+    const hovers = await probe.ask("hover", {
+      file: file(LEGACY.name), line: LEGACY.hoverLine - 1, character: LEGACY.hoverColumn - 1,
+    });
+    assert.ok(hovers.some((text) => text.includes(`\`${SHAPE_TEXT}\``) && text.includes("cpu")), JSON.stringify(hovers));
+    await bench.dismissHover();
+  }));
+
+  it("applies the preferred quick fix chosen with Ctrl+. and the keyboard", { timeout: STEP_TIMEOUT }, () =>
+    step("quick fix", async () => {
+      await bench.goTo(LEGACY.fixLine, LEGACY.fixColumn);
+      const entries = await bench.openQuickFixMenu("torch.empty");
+      await bench.screenshot("03-quick-fix-menu");
+      assert.ok(entries.some((e) => e.includes(PREFERRED_FIX)), entries.join(" | "));
+      assert.ok(entries.some((e) => e.includes("Replace with `torch.zeros(...)`")), entries.join(" | "));
+      assert.ok(entries.some((e) => e.includes("Suppress TW101 on this line")), entries.join(" | "));
+
+      const actions = await probe.ask("codeActions", {
+        file: file(LEGACY.name),
+        range: { start: { line: LEGACY.fixLine - 1, character: LEGACY.fixColumn - 1 }, end: { line: LEGACY.fixLine - 1, character: LEGACY.fixColumn - 1 } },
+      });
+      assert.deepEqual(actions.filter((a) => a.isPreferred).map((a) => a.title), [PREFERRED_FIX]);
+
+      await bench.chooseQuickFix(PREFERRED_FIX);
+      await waitFor("the fixed line on screen", async () => (await bench.editorText()).includes("weight = torch.empty(3, 4)"));
+      const { text } = await probe.ask("text", { file: file(LEGACY.name) });
+      assert.match(text, /^weight = torch\.empty\(3, 4\)$/m);
+      assert.ok(!text.includes(LEGACY_CALL));
+
+      await probe.until("the diagnostics to clear", "diagnostics", { file: file(LEGACY.name) }, (found) => found.length === 0);
+      await bench.squiggles("warning").first().waitFor({ state: "detached", timeout: ROUND_TRIP_MS });
+      await bench.screenshot("04-fixed");
+    }));
+
+  it("restarts the server from the command palette", { timeout: STEP_TIMEOUT }, () => step("restart", async () => {
+    const [before] = await probe.until("the running server", "serverProcesses", {}, (found) => found.length === 1);
+    await bench.runCommand("torchwise: Restart Server");
+    const [now] = await probe.until("a new server process", "serverProcesses", {},
+      (found) => found.length === 1 && found[0].pid !== before.pid);
+    assert.notEqual(now.pid, before.pid);
+    // The new server knows the (edited, unsaved) document: its hover answers again.
+    await probe.until("a hover from the new server", "hover",
+      { file: file(LEGACY.name), line: LEGACY.hoverLine - 1, character: LEGACY.hoverColumn - 1 },
+      (hovers) => hovers.some((text) => text.includes(SHAPE_TEXT)));
+    await bench.screenshot("05-restarted");
+  }));
+
+  it("benchmarks a loop from its code lens", { timeout: STEP_TIMEOUT }, (t) => step("benchmark", async () => {
+    if (!serverCommands.includes(BENCHMARK_COMMAND)) {
+      t.skip(`the server does not advertise ${BENCHMARK_COMMAND} in executeCommandProvider.commands yet`);
+      return;
+    }
+    await bench.openFile(LOOP.name);
+    const lens = bench.codeLenses("Benchmark loop vs vectorized");
+    await lens.first().waitFor({ timeout: 2 * ROUND_TRIP_MS });
+    const lenses = await probe.ask("codeLenses", { file: file(LOOP.name) });
+    assert.ok(lenses.some((l) => l.command === BENCHMARK_COMMAND && l.line === LOOP.line - 1), JSON.stringify(lenses));
+    await bench.screenshot("06-code-lens");
+
+    // The palette command benchmarks the loop at the cursor, like the lens (whose link an
+    // overlay may cover for the mouse).
+    await bench.goTo(LOOP.line, 5);
+    await bench.runCommand("torchwise: Benchmark this loop");
+    const shown = await waitFor("the benchmark result", async () => {
+      const text = await bench.shownText();
+      return /loop .*→ vectorized .*results match/.test(text) && text;
+    }, { timeout: 3 * ROUND_TRIP_MS });
+    await bench.screenshot("07-benchmark");
+    assert.match(shown, /⏱ loop .* → vectorized .* \(.*×\) · (cpu|cuda|mps) · results match/);
+  }));
+});

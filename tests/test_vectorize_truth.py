@@ -1,0 +1,449 @@
+"""The loop vectorizer checked against real PyTorch (CPU): every rewrite it offers computes the same thing.
+
+Generated loops for every pattern (maps into a preallocated output, append + ``torch.stack``,
+``if``/``else`` maps, filters, sums, dot products, counts, ``torch.cat`` accumulation,
+comprehensions, per-item loops over a list of images, builtins over tensors) with random
+shapes (including empty ones), dtypes, operators, constants, index forms and starting values.
+For each: run the original and, when a fix is offered, the rewrite, on the same seeded inputs;
+every variable both define must agree (``torch.testing.assert_close``, same dtype, same shape,
+same Python type). If the original raises, the rewrite must raise too.
+
+Near-misses (a carried dependence, a partial range, a side effect, the loop variable read
+afterwards, the output read or aliased, a mismatched length) must get no fix at all.
+
+Generation runs from a random that hypothesis seeds, so thousands of programs run in seconds;
+a failure prints the program.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from torchwise.engine import analyze  # noqa: E402
+from torchwise.fixing import apply_edits  # noqa: E402
+from torchwise.rules import loops  # noqa: E402
+
+RULES = [cls() for cls in loops.RULES]
+CODES = {rule.code for rule in RULES}
+STATS: dict = {}  # pattern -> [programs, fixed]
+
+FLOATS = ["torch.float32", "torch.float64"]
+INTS = ["torch.int64", "torch.int32"]
+PROGRAMS_PER_PATTERN = int(os.environ.get("TORCHWISE_VECTORIZE_EXAMPLES", "300"))  # more for a long soak
+MANY = settings(max_examples=PROGRAMS_PER_PATTERN, deadline=None, suppress_health_check=list(HealthCheck),
+                derandomize=False)
+
+
+# -- running --------------------------------------------------------------------------------------
+def run(code: str):
+    namespace: dict = {}
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            exec(compile(code, "<loop>", "exec"), namespace)
+        except Exception as err:  # noqa: BLE001 - the original may legitimately raise
+            return err
+    return namespace
+
+
+def loop_findings(code: str):
+    return [f for f in analyze(code, rules=RULES).findings if f.code in CODES]
+
+
+def compare(original: dict, rewritten: dict, code: str, fixed: str, tolerance: float) -> None:
+    shared = [k for k in original if k in rewritten and not k.startswith("__") and k != "torch"]
+    for name in shared:
+        a, b = original[name], rewritten[name]
+        context = f"`{name}` differs\n--- original ---\n{code}--- rewrite ---\n{fixed}"
+        assert type(a) is type(b), f"{context}\n{type(a)} vs {type(b)}"
+        if isinstance(a, torch.Tensor):
+            assert a.dtype == b.dtype, f"{context}\n{a.dtype} vs {b.dtype}"
+            assert a.shape == b.shape, f"{context}\n{a.shape} vs {b.shape}"
+            assert a.device == b.device
+            assert a.requires_grad == b.requires_grad, context
+            if a.is_floating_point():
+                scale = float(a.abs().nan_to_num(0, 0, 0).max()) if a.numel() else 0.0
+                torch.testing.assert_close(a, b, rtol=tolerance, atol=tolerance * max(1.0, scale), equal_nan=True,
+                                           msg=context)
+            else:
+                assert torch.equal(a, b), context
+        elif isinstance(a, list):
+            assert len(a) == len(b), context
+        elif isinstance(a, (int, float, bool)):
+            assert a == b or (a != a and b != b), context
+
+
+def check(pattern: str, code: str, tolerance: float = 1e-4, must_fix: bool = False,
+          empty_selection: bool = False) -> None:
+    """Differential check of one generated loop; fails loudly.
+
+    ``empty_selection``: a filter's documented difference: where nothing passes the test the loop's
+    ``torch.stack([])`` raises, and the mask gives an empty tensor instead.
+    """
+    findings = [f for f in loop_findings(code) if f.fixes]
+    stats = STATS.setdefault(pattern, [0, 0])
+    stats[0] += 1
+    if must_fix:
+        assert findings, f"expected a fix for\n{code}\n{[f.message for f in loop_findings(code)]}"
+    if not findings:
+        return
+    stats[1] += 1
+    fixed = apply_edits(code, [e for f in findings for e in f.fixes[0].edits])
+    compile(fixed, "<rewrite>", "exec")
+    original, rewritten = run(code), run(fixed)
+    if isinstance(original, Exception) and empty_selection and "non-empty TensorList" in str(original):
+        assert not isinstance(rewritten, Exception) and rewritten["out"].shape[0] == 0, fixed
+        return
+    if isinstance(original, Exception):
+        assert isinstance(rewritten, Exception), f"the original raises {original!r}, the rewrite does not\n" \
+                                                 f"{code}--- rewrite ---\n{fixed}"
+        return
+    assert not isinstance(rewritten, Exception), f"the rewrite raises {rewritten!r}\n{code}--- rewrite ---\n{fixed}"
+    compare(original, rewritten, code, fixed, tolerance)
+
+
+def check_refused(pattern: str, code: str) -> None:
+    STATS.setdefault(pattern, [0, 0])[0] += 1
+    fixed = [f for f in loop_findings(code) if f.fixes]
+    assert not fixed, f"a rewrite was offered for a near-miss:\n{code}\n{[f.message for f in fixed]}"
+
+
+# -- generating ---------------------------------------------------------------------------------------
+def tensor(r: random.Random, shape: tuple, dtype: str) -> str:
+    dims = ", ".join(map(str, shape))
+    if dtype in INTS:
+        return f"torch.randint(-4, 5, ({dims}{',' if len(shape) == 1 else ''}), dtype={dtype})"
+    return f"torch.randn({dims or '()'}, dtype={dtype})" if shape else f"torch.randn((), dtype={dtype})"
+
+
+class Expr:
+    """A random per-element expression over batched slices (`x[i]`/`v`) and invariants."""
+
+    def __init__(self, r: random.Random, leaves: list, invariants: list, rank: int, floats_only: bool = False):
+        self.r, self.leaves, self.invariants, self.rank, self.floats_only = r, leaves, invariants, rank, floats_only
+
+    def gen(self, depth: int = 0, rank: int | None = None) -> tuple[str, int]:
+        """(text, per-element rank)."""
+        r = self.r
+        rank = self.rank if rank is None else rank
+        if depth >= 3 or r.random() < 0.3:
+            return r.choice(self.leaves), self.rank
+        choice = r.randrange(8)
+        if choice <= 2:
+            a, ra = self.gen(depth + 1)
+            b = self.operand(depth)
+            op = r.choice(["+", "-", "*", "/"])
+            return (f"({a} {op} {b})" if r.random() < 0.5 else f"({b} {op} {a})"), ra
+        if choice == 3:
+            a, ra = self.gen(depth + 1)
+            fn = r.choice(["torch.exp({})", "{}.abs()", "-{}", "torch.sigmoid({})", "{}.float()", "torch.tanh({})"])
+            return fn.format(a if fn.startswith("-") is False else f"({a})"), ra
+        if choice == 4 and self.rank == 1:
+            a, _ = self.gen(depth + 1)
+            fn = r.choice(["{}.sum()", "{}.mean()", "{}.norm()", "torch.dot({}, w)", "{}.amax()", "{} @ w",
+                           "{}.sum(dim=0)", "torch.sum({})", "{}.max()"])
+            return fn.format(a), 0
+        if choice == 5:
+            a, ra = self.gen(depth + 1)
+            b, _ = self.gen(depth + 1)
+            return f"torch.where({a} > 0, {a}, {b})", ra
+        if choice == 6:
+            a, ra = self.gen(depth + 1)
+            return f"torch.maximum({a}, {self.r.choice(self.leaves)})", ra
+        a, ra = self.gen(depth + 1)
+        return f"({a} ** 2)", ra
+
+    def operand(self, depth: int) -> str:
+        if self.r.random() < 0.5:
+            return self.gen(depth + 1)[0]
+        return self.r.choice(self.invariants)
+
+
+def inputs(r: random.Random, n: int, rank: int, dtypes: list) -> tuple[list, str]:
+    d = r.choice([1, 3])
+    shape = (n,) if rank == 0 else (n, d)
+    lines = [
+        f"x = {tensor(r, shape, r.choice(dtypes))}",
+        f"y = {tensor(r, shape, r.choice(dtypes))}",
+        f"w = {tensor(r, (d,), r.choice(FLOATS))}",
+        f"c = {tensor(r, (), r.choice(dtypes))}",
+        f"b = {r.choice(['0.5', '2', '-1.5', '3'])}",
+    ]
+    return lines, shape
+
+
+def invariants(r: random.Random, rank: int) -> list:
+    found = ["2", "0.5", "b", "c", "-3", "1e-3"]
+    if rank == 1:
+        found += ["w", "w.norm()"]
+    return found
+
+
+def count_form(r: random.Random, n: int) -> str:
+    return r.choice([str(n), "len(x)", "x.shape[0]", "x.size(0)", "N"])
+
+
+def program(lines: list) -> str:
+    return "import torch\n" + "\n".join(lines) + "\n"
+
+
+# -- TW401: out[i] = f(x[i]) -------------------------------------------------------------------------
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_preallocated_map(r):
+    rank = r.choice([0, 0, 1])
+    n = r.choice([0, 1, 4, 6])
+    dtypes = r.choice([FLOATS, FLOATS + INTS, ["torch.float32"]])
+    lines, shape = inputs(r, n, rank, dtypes)
+    expr = Expr(r, ["x[i]", "y[i]"], invariants(r, rank), rank)
+    text, out_rank = expr.gen()
+    if r.random() < 0.3:
+        cond, _ = Expr(r, ["x[i]", "y[i]"], ["0", "b"], rank).gen(2)
+        other, _ = expr.gen(1)
+        body = [f"    if ({cond}).sum() > 0:" if rank == 1 else f"    if {cond} > 0:",
+                f"        out[i] = {text}", "    else:", f"        out[i] = {other}"]
+        if rank == 1:
+            body = [f"    out[i] = {text}"]
+    else:
+        body = [f"    out[i] = {text}"]
+    out_shape = (n,) if out_rank == 0 else (n, shape[1])
+    factory = r.choice(["torch.empty", "torch.zeros"])
+    dtype = r.choice(["", ", dtype=torch.float64", ", dtype=torch.float32", ", dtype=torch.int64"])
+    lines += [f"N = {n}", f"out = {factory}({', '.join(map(str, out_shape))}{dtype})",
+              f"for i in range({count_form(r, n)}):", *body]
+    check("map into a preallocated output", program(lines))
+
+
+# -- TW401/TW404: append + stack, comprehensions --------------------------------------------------------
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_appended_map_and_comprehension(r):
+    rank = r.choice([0, 1])
+    n = r.choice([0, 1, 5])
+    lines, shape = inputs(r, n, rank, r.choice([FLOATS, FLOATS + INTS]))
+    element = r.random() < 0.5
+    leaves = ["v", "v"] if element else ["x[i]", "y[i]"]
+    header = "for v in x:" if element else f"for i in range({count_form(r, n)}):"
+    text, _ = Expr(r, leaves, invariants(r, rank), rank).gen()
+    lines.append(f"N = {n}")
+    form = r.randrange(3)
+    if form == 0:
+        lines += ["res = []", header, f"    res.append({text})", "out = torch.stack(res)"]
+    elif form == 1:
+        generator = "for v in x" if element else f"for i in range({count_form(r, n)})"
+        lines.append(f"out = torch.stack([{text} {generator}])")
+    else:
+        generator = "for v in x" if element else f"for i in range({count_form(r, n)})"
+        lines.append(f"out = torch.tensor([{text} {generator}])")
+    check("append + stack / comprehension map", program(lines))
+
+
+# -- TW403: filters -------------------------------------------------------------------------------------
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_filter(r):
+    rank = r.choice([0, 1])
+    n = r.choice([0, 3, 8])
+    lines, shape = inputs(r, n, rank, r.choice([FLOATS, FLOATS + INTS]))
+    element = r.random() < 0.5
+    leaves = ["v"] if element else ["x[i]", "y[i]"]
+    cond_leaf = r.choice(leaves)
+    cond = r.choice([f"{cond_leaf} > 0", f"{cond_leaf} <= b", f"({cond_leaf} > 0) and ({cond_leaf} < 2)"])
+    if rank == 1:
+        cond = r.choice([f"{cond_leaf}.sum() > 0", f"{cond_leaf}.amax() < 1"])
+    value = r.choice(leaves + [Expr(r, leaves, invariants(r, rank), rank).gen(1)[0]])
+    if r.random() < 0.7:
+        header = "for v in x:" if element else f"for i in range({count_form(r, n)}):"
+        lines += [f"N = {n}", "kept = []", header, f"    if {cond}:", f"        kept.append({value})",
+                  "out = torch.stack(kept)"]
+    else:
+        generator = "for v in x" if element else f"for i in range({count_form(r, n)})"
+        lines += [f"N = {n}", f"out = torch.stack([{value} {generator} if {cond}])"]
+    check("filter", program(lines), empty_selection=True)
+
+
+# -- TW405: sums, dot products, counts --------------------------------------------------------------------
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_reduction(r):
+    rank = r.choice([0, 0, 1])
+    n = r.choice([0, 1, 7, 50])
+    lines, shape = inputs(r, n, rank, r.choice([FLOATS, FLOATS + INTS, ["torch.float64"]]))
+    element = r.random() < 0.4
+    leaves = ["v"] if element else ["x[i]", "y[i]"]
+    header = "for v in x:" if element else f"for i in range({count_form(r, n)}):"
+    init = r.choice(["0", "0.0", "10", "-2.5", "torch.zeros(" + ("" if rank == 0 else str(shape[1])) + ")"])
+    form = r.randrange(4)
+    if form == 0:
+        text = r.choice(leaves) if r.random() < 0.4 else Expr(r, leaves, invariants(r, rank), rank).gen(1)[0]
+        step = f"    s += {text}" if r.random() < 0.6 else f"    s = s + {text}"
+        lines += [f"N = {n}", f"s = {init}", header, step]
+    elif form == 1 and not element:
+        lines += [f"N = {n}", f"s = {init}", header, "    s += x[i] * y[i]"]
+    else:
+        leaf = r.choice(leaves)
+        cond = f"{leaf} > 0" if rank == 0 else f"{leaf}.sum() > 0"
+        lines += [f"N = {n}", f"s = {r.choice(['0', '5', '0.0'])}", header, f"    if {cond}:",
+                  f"        s += {r.choice(['1', '2'])}"]
+    check("reduction", program(lines), tolerance=1e-4 * max(1, n))
+
+
+# -- TW402: torch.cat accumulation ----------------------------------------------------------------------------
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_cat_accumulation(r):
+    k = r.choice([0, 1, 4])
+    d = r.choice([1, 3])
+    dtype = r.choice(FLOATS + INTS)
+    lines = [f"chunks = [{tensor(r, (r.choice([1, 2]), d), dtype)} for _ in range({k})]",
+             f"acc = torch.{r.choice(['empty', 'zeros'])}(0, {d}, dtype={r.choice(FLOATS + INTS)})"]
+    form = r.randrange(3)
+    if form == 0:
+        lines += ["for chunk in chunks:", "    acc = torch.cat([acc, chunk])"]
+    elif form == 1:
+        lines += [f"for j in range({k}):", "    piece = chunks[j] * 2", "    if j % 2 == 0:",
+                  "        piece = piece + 1", "    acc = torch.cat((acc, piece, chunks[j]), dim=0)"]
+    else:
+        lines += ["for chunk in chunks:", "    acc = torch.cat([acc, chunk.abs()], 0)", "last = chunk" if k else ""]
+    check("torch.cat accumulation", program(lines))
+
+
+# -- TW406: per-item loops over a list of tensors -----------------------------------------------------------------
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_per_item_batch(r):
+    count = r.choice([0, 1, 4])
+    c = r.choice([1, 3])
+    dtype = r.choice(FLOATS)
+    lines = [f"images = [{tensor(r, (c, 2, 2), dtype)} for _ in range({count})]",
+             f"mean = {tensor(r, (c,), r.choice(FLOATS))}.reshape({c}, 1, 1)",
+             f"std = ({tensor(r, (c,), r.choice(FLOATS))}.abs() + 0.5).reshape({c}, 1, 1)"]
+    body = r.choice(["(img - mean) / std", "img * 2 + mean", "torch.sigmoid(img) - std", "(img - mean).abs()",
+                     "img.float() * 0.5"])
+    lines += ["normalized = []", "for img in images:", f"    normalized.append({body})",
+              "batch = torch.stack(normalized)"]
+    check("per-item loop over a list", program(lines))
+
+
+# -- TW407: builtins over tensors ----------------------------------------------------------------------------------
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_builtins(r):
+    n = r.choice([0, 1, 6])
+    rank = r.choice([1, 1, 2])
+    dtype = r.choice(FLOATS + INTS + ["torch.bool", "torch.int16", "torch.uint8"])
+    shape = (n,) if rank == 1 else (n, 2)
+    if dtype == "torch.bool":
+        make = f"torch.randn({', '.join(map(str, shape))}) > 0"
+    elif dtype == "torch.uint8":
+        make = f"torch.randint(0, 5, ({', '.join(map(str, shape))},), dtype={dtype})"
+    else:
+        make = tensor(r, shape, dtype)
+    builtin = r.choice(["sum", "max", "min", "any", "all"])
+    use = r.choice([f"res = {builtin}(t)", f"if {builtin}(t):\n    hit = 1\nelse:\n    hit = 0"])
+    check("builtins", program([f"t = {make}", use]), tolerance=1e-4 * max(1, n))
+
+
+# -- near misses: no fix, ever ---------------------------------------------------------------------------------------
+NEAR_MISSES = [
+    # a carried dependence
+    ["x = torch.randn(6)", "out = torch.zeros(6)", "for i in range(6):", "    out[i] = x[i] + out[i - 1]"],
+    ["x = torch.randn(6)", "s = 0.0", "for i in range(6):", "    s = s * 0.5 + x[i]"],
+    ["x = torch.randn(6)", "h = torch.zeros(6)", "for i in range(1, 6):", "    h[i] = h[i - 1] * 0.9 + x[i]"],
+    # partial ranges
+    ["x = torch.randn(6)", "out = torch.zeros(6)", "for i in range(5):", "    out[i] = x[i] * 2"],
+    ["x = torch.randn(6)", "out = torch.zeros(6)", "for i in range(1, 6):", "    out[i] = x[i] * 2"],
+    ["x = torch.randn(6)", "out = torch.zeros(6)", "for i in range(0, 6, 2):", "    out[i] = x[i] * 2"],
+    ["x = torch.randn(7)", "out = torch.zeros(6)", "for i in range(6):", "    out[i] = x[i] * 2"],
+    # side effects
+    ["x = torch.randn(6)", "out = torch.zeros(6)", "for i in range(6):", "    out[i] = x[i] * 2", "    print(i)"],
+    ["x = torch.randn(6)", "log = []", "out = torch.zeros(6)", "for i in range(6):", "    out[i] = f(x[i])"],
+    ["x = torch.randn(6)", "out = torch.zeros(6)", "for i in range(6):", "    out[i] = x[i] * torch.randn(())"],
+    ["x = torch.randn(6)", "res = []", "for v in x:", "    res.append(v * 2)", "    res.append(v)",
+     "out = torch.stack(res)"],
+    # the loop variable read afterwards
+    ["x = torch.randn(6)", "out = torch.zeros(6)", "for i in range(6):", "    out[i] = x[i] * 2", "last = i"],
+    ["x = torch.randn(6)", "s = 0.0", "for v in x:", "    s += v", "print(v)"],
+    # the output read, aliased or partially written
+    ["x = torch.randn(6)", "out = torch.zeros(6)", "alias = out", "for i in range(6):", "    out[i] = x[i] * 2"],
+    ["x = torch.randn(6)", "out = torch.zeros(6)", "for i in range(6):", "    out[i] = x[i] * out[0]"],
+    ["x = torch.randn(6)", "out = torch.zeros(6)", "for i in range(6):", "    if x[i] > 0:", "        out[i] = x[i]"],
+    ["x = torch.randn(6)", "out = torch.zeros(6, 3)", "for i in range(6):", "    out[i] = x[i] * 2"],
+    # the list used as a list
+    ["x = torch.randn(6)", "res = []", "for v in x:", "    res.append(v * 2)", "out = torch.stack(res)", "n = len(res)"],
+    # the loop may run zero times and the result's type would differ
+    ["def f(k: int):", "    x = torch.randn(k)", "    s = 0.0", "    for v in x:", "        s += v", "    return s"],
+    ["x = torch.randn(0)", "s = 0", "for v in x:", "    s += v"],
+    ["t = torch.randn(0)", "total = sum(t)"],
+    # NaN: max of floats
+    ["t = torch.randn(5)", "m = max(t)"],
+    # float16 sums round differently one at a time
+    ["t = torch.randn(50).half()", "total = sum(t)"],
+    ["x = torch.randn(50, dtype=torch.float16)", "s = 0.0", "for v in x:", "    s += v"],
+    # the accumulator read inside the loop, or not fresh
+    ["xs = [torch.randn(2) for _ in range(3)]", "acc = torch.zeros(0)", "for x in xs:",
+     "    acc = torch.cat([acc, x * acc.sum()])"],
+    ["def g(acc, xs):", "    for x in xs:", "        acc = torch.cat([acc, x])", "    return acc"],
+    ["xs = [torch.randn(2) for _ in range(3)]", "acc = torch.zeros(0)", "buf = torch.zeros(2)", "for x in xs:",
+     "    buf.add_(x)", "    acc = torch.cat([acc, buf])"],
+    # the per-item list changes before the loop
+    ["images = [torch.rand(3, 2, 2) for _ in range(4)]", "images.append(torch.rand(1, 2, 2))", "out = []",
+     "for img in images:", "    out.append(img * 2)", "batch = torch.stack(out)"],
+    # a training loop, epochs
+    ["w = torch.randn(3)", "for epoch in range(10):", "    w = w - 0.1 * w"],
+]
+
+
+@pytest.mark.parametrize("lines", NEAR_MISSES, ids=[str(i) for i in range(len(NEAR_MISSES))])
+def test_near_miss_gets_no_fix(lines):
+    check_refused("near miss", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_generated_near_misses(r):
+    """Generated maps broken one way: no fix."""
+    n = r.choice([3, 5])
+    lines = [f"x = torch.randn({n})", f"y = torch.randn({n + r.choice([0, 1])})", f"out = torch.zeros({n})"]
+    breakage = r.randrange(6)
+    value = r.choice(["x[i] * 2", "x[i] + y[i]", "torch.exp(x[i])"])
+    header = f"for i in range({n}):"
+    if breakage == 0:
+        header = f"for i in range({n - 1}):"
+    elif breakage == 1:
+        value = value + " + out[i - 1]"
+    elif breakage == 2:
+        value = value.replace("x[i]", "x[i - 1]")
+    elif breakage == 3:
+        value = value + " + float(i)"
+    elif breakage == 4:
+        lines.append("keep = out")
+    body = [f"    out[i] = {value}"]
+    if breakage == 5:
+        body.append("    y[i] = 0")
+    lines += [header, *body]
+    check_refused("generated near miss", program(lines))
+
+
+def test_zz_report():
+    """Prints how many generated programs ran and how many got a rewrite (pytest -s shows it)."""
+    if not STATS:
+        pytest.skip("run with the generating tests")
+    total = sum(s[0] for s in STATS.values())
+    for pattern, (programs, fixed) in sorted(STATS.items()):
+        print(f"{pattern:45s} {programs:6d} programs, {fixed:6d} rewritten and checked")
+    print(f"{'total':45s} {total:6d}")
+    for pattern in ("map into a preallocated output", "append + stack / comprehension map", "filter", "reduction",
+                    "torch.cat accumulation", "per-item loop over a list", "builtins"):
+        if pattern in STATS:
+            programs, fixed = STATS[pattern]
+            assert fixed >= programs * 0.15, f"{pattern}: only {fixed} of {programs} generated loops were rewritten"
