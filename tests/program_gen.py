@@ -2,10 +2,11 @@
 
 A program is built one statement at a time while a scratch copy of it runs in real torch, so the
 generator knows the real shape and dtype of every variable and can pick arguments that fit - or,
-on purpose about one time in five, arguments that do not (shape clashes, views after transposes,
-int @ float, out-of-range indexes, numel mismatches, ragged literals). Generation stops after the
-first statement that raises in the scratch run. The scratch run only *guides*: the truth comes
-from ``test_facts_truth.run_program``, which executes the finished text from scratch.
+on purpose now and then (about one choice in eight), arguments that do not (shape clashes, views
+after transposes, int @ float, out-of-range indexes, numel mismatches, ragged literals).
+Generation stops after the first statement that raises in the scratch run. The scratch run only
+*guides*: the truth comes from ``test_facts_truth.run_program``, which executes the finished text
+from scratch.
 
 Every choice goes through a :class:`Chooser`, so the same generator runs under hypothesis (which
 then shrinks a failing program: index 0 of every choice is the simplest option, and ``chance``
@@ -15,8 +16,10 @@ Programs contain: factories, numpy arrays and the conversions from them, element
 with tensors and Python scalars, comparisons, the matmul family, reductions, unary math, views
 and other layout ops, indexing, cat/stack, split/chunk/unbind with tuple unpacking, casts,
 ``torch.where``, ``einsum``, ``nn`` layers (constructed inline or kept in a variable),
-``nn.functional``, ints read from shapes, ``+=``, ``torch.set_default_dtype`` at module level,
-``if``/``else`` whose branches assign the same name, and small functions called once or twice.
+``nn.functional``, ints read from shapes, ``+=``, rebinding a name, ``torch.set_default_dtype``
+at module level, ``if``/``else`` whose branches assign the same name, small functions called once
+or twice (with the same or other arguments), and functions of ``int`` parameters (symbolic sizes
+for the engine) called with ints.
 """
 
 from __future__ import annotations
@@ -294,6 +297,8 @@ class Generator:
             return True
         text, kind, count = made
         targets = [self.fresh() for _ in range(count)]
+        if count == 1 and self.vars and self.c.chance(8):  # rebind an existing name
+            targets = [self.c.choice(list(self.vars))]
         return self.emit(Line(f"{', '.join(targets)} = {text}", kind))
 
     def emit(self, line: Line) -> bool:
@@ -453,6 +458,10 @@ class Generator:
             steps = self.c.integer(0, 6)
             return f"torch.linspace(0, {self.c.choice(['1', '2.5', '10'])}, {steps}{self.dtype_kw(20)})", \
                 "torch.linspace", 1
+        if sub == "from_numpy" and self.c.chance(15):
+            kind = self.c.choice(["int", "float", "bool"])
+            return f"torch.as_tensor({self.literal(self.shape(self.c.choice([1, 2])), kind)})", \
+                "torch.as_tensor(list)", 1
         if sub == "from_numpy":
             arrays = self.names(env, np.ndarray)
             source = self.c.choice(arrays) if arrays and self.c.chance(70) else self.ex_numpy(env)[0]
@@ -770,15 +779,17 @@ class Generator:
             k, s, p = self.c.choice([3, 1, 2]), self.c.choice([1, 2]), self.c.choice([1, 0])
             return f"nn.Conv2d({c_in}, {self.c.integer(1, 4)}, {k}, {s}, {p})({x})", "nn.Conv2d(x)", 1
         if layer == "Embedding":
-            x = self.pick(env, pred=lambda v: v.dtype in (torch.int64, torch.int32) and (v.numel() == 0 or v.min() >= 0))
+            x = self.pick(env, pred=lambda v: v.dtype in (torch.int64, torch.int32)
+                          and (v.numel() == 0 or v.min() >= 0))
             t = env[x]
-            top = max(int(t.max()) + 1, 1) if t.numel() and _is_int(t) else 1
+            top = min(max(int(t.max()) + 1, 1), 20) if t.numel() and _is_int(t) else 1
             return f"nn.Embedding({top + self.c.integer(0, 3)}, {self.c.integer(1, 4)})({x})", "nn.Embedding(x)", 1
         if layer == "LayerNorm":
             return f"nn.LayerNorm({last if not self.bad(15) else last + 1})({x})", "nn.LayerNorm(x)", 1
         if layer == "MaxPool2d":
             x = self.pick(env, pred=lambda v: v.dim() in (3, 4))
-            return f"nn.MaxPool2d({self.c.choice([2, 1, 3])})({x})", "nn.MaxPool2d(x)", 1
+            args = self.c.choice(["2", "1", "3", "2, stride=1", "3, 2, 1", "2, ceil_mode=True"])
+            return f"nn.MaxPool2d({args})({x})", "nn.MaxPool2d(x)", 1
         if layer == "Flatten":
             return f"nn.Flatten()({x})", "nn.Flatten(x)", 1
         hidden = self.c.integer(1, 4)
@@ -793,6 +804,11 @@ class Generator:
                 "Sequential": f"nn.Sequential(nn.Linear({a}, {b}), nn.ReLU())"}[form]
         if form == "Linear" and self.c.chance(20):
             text = f"nn.Linear({a}, {b}, bias=False)"
+        if form == "Conv2d" and self.c.chance(40):
+            text = f"nn.Conv2d({a}, {b}, kernel_size={self.c.choice([3, 1, 2])}, " \
+                   f"stride={self.c.choice([1, 2])}, padding={self.c.choice(['1', '0', repr('same')])})"
+        if self.c.chance(20):  # converted in place, returned
+            text += self.c.choice([".double()", ".to(torch.float64)", ".half()", ".float()"])
         return text, f"nn.{form}", 1
 
     def ex_functional(self, env):
@@ -812,7 +828,7 @@ class Generator:
         if fn == "one_hot":
             x = self.pick(env, pred=lambda v: v.dtype == torch.int64 and (v.numel() == 0 or v.min() >= 0))
             t = env[x]
-            top = max(int(t.max()) + 1, 1) if t.numel() and _is_int(t) else 1
+            top = min(max(int(t.max()) + 1, 1), 20) if t.numel() and _is_int(t) else 1
             return f"F.one_hot({x}, {top + self.c.integer(0, 2)})", "F.one_hot", 1
         x = self.pick(env, pred=lambda v: v.dim() == 2 and _is_float(v) and v.shape[1] > 0)
         t = env[x]
@@ -824,7 +840,9 @@ class Generator:
         x = self.pick(env)
         t = env[x]
         r = t.dim()
-        form = self.c.choice(["shape_i", "size_i", "len", "dim", "numel", "shape", "dtype", "item"])
+        form = self.c.choice(["shape_i", "size_i", "len", "dim", "numel", "shape", "dtype", "item", "unpack"])
+        if form == "unpack":  # a, b = x.shape (a wrong count now and then)
+            return f"{x}.shape", "a, b = x.shape", max(r, 1) + (1 if self.bad(10) else 0)
         if form == "shape_i":
             return f"{x}.shape[{self.c.integer(-r, r - 1) if r else 0}]", "x.shape[i]", 1
         if form == "size_i":

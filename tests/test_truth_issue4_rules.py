@@ -182,6 +182,16 @@ def test_flagged_statement_has_no_effect_and_the_fix_does(example):
             assert changed, "the fix must make the statement take effect"
 
 
+def test_displayed_notebook_expressions_are_not_thrown_away():
+    """A notebook cell's last bare expression is shown (`# %%` scripts, and .ipynb cells joined into one module)."""
+    code = "import torch\nx = torch.arange(6)\nx.view(2, 3)\n\n\ndef f():\n    x.float()\n"
+    assert [f.span.start.line for f in analyze(code, "explore.py", rules=RULES).findings if f.code == "TW306"] == [2, 6]
+    assert [f.span.start.line for f in analyze(code, "explore.ipynb", rules=RULES).findings
+            if f.code == "TW306"] == [6]  # inside a function nothing is displayed
+    cells = "# %%\nimport torch\nx = torch.arange(6)\nx.view(2, 3)\nx.float()\n# %%\nprint(x)\n"
+    assert [f.span.start.line for f in findings(cells, "TW306")] == [3]  # not the cell's last: thrown away
+
+
 def test_module_to_works_in_place_and_is_never_flagged():
     code = textwrap.dedent("""\
         import torch
@@ -274,7 +284,8 @@ FACTORY_CALLS = {
     "full": "torch.full((3, 4), 7.0{kw})", "rand": "torch.rand(3, 4{kw})", "randn": "torch.randn(3, 4{kw})",
     "randint": "torch.randint(0, 10, (3, 4){kw})", "randperm": "torch.randperm(6{kw})",
     "arange": "torch.arange(0, 10, 2{kw})", "linspace": "torch.linspace(0, 1, 5{kw})",
-    "logspace": "torch.logspace(0, 2, 5{kw})", "eye": "torch.eye(3{kw})", "tensor": "torch.tensor([[1, 2], [3, 4]]{kw})",
+    "logspace": "torch.logspace(0, 2, 5{kw})", "eye": "torch.eye(3{kw})",
+    "tensor": "torch.tensor([[1, 2], [3, 4]]{kw})",
     "as_tensor": "torch.as_tensor([1.5, 2.5]{kw})", "zeros_like": "torch.zeros_like(ref{kw})",
     "ones_like": "torch.ones_like(ref{kw})", "empty_like": "torch.zeros_like(ref{kw})",
     "full_like": "torch.full_like(ref, 2.0{kw})", "rand_like": "torch.rand_like(ref{kw})",
@@ -344,14 +355,17 @@ def test_hard_coded_cuda_fails_without_a_gpu_and_the_fix_runs():
         for value in tensors(namespace).values():
             assert value.device.type == "cpu"
     assert raised >= 1
-    assert execute("import torch\nd = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n")["d"].type == "cpu"
+    chosen = execute("import torch\nd = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n")["d"]
+    assert chosen.type == "cpu"
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="shows what happens without CUDA")
 def test_guarded_synchronize_fix_runs_without_a_gpu():
-    example = reproducibility.UnsynchronizedTiming.invalid[1]  # a device chosen at run time
-    assert "if torch.cuda.is_available():" in example.fixed
-    execute(example.fixed)
+    guarded = [ex for ex in reproducibility.UnsynchronizedTiming.invalid
+               if ex.fixed and "if torch.cuda.is_available():\n" in ex.fixed]  # a device chosen at run time
+    assert len(guarded) >= 2
+    for example in guarded:
+        execute(example.fixed)  # module-level timing runs; functions are defined
     with pytest.raises((RuntimeError, AssertionError)):
         torch.cuda.synchronize()  # why an unguarded fix would break CPU-only runs
 

@@ -379,7 +379,8 @@ NEAR_MISSES = [
     ["x = torch.randn(6)", "out = torch.zeros(6)", "for i in range(6):", "    if x[i] > 0:", "        out[i] = x[i]"],
     ["x = torch.randn(6)", "out = torch.zeros(6, 3)", "for i in range(6):", "    out[i] = x[i] * 2"],
     # the list used as a list
-    ["x = torch.randn(6)", "res = []", "for v in x:", "    res.append(v * 2)", "out = torch.stack(res)", "n = len(res)"],
+    ["x = torch.randn(6)", "res = []", "for v in x:", "    res.append(v * 2)", "out = torch.stack(res)",
+     "n = len(res)"],
     # the loop may run zero times and the result's type would differ
     ["def f(k: int):", "    x = torch.randn(k)", "    s = 0.0", "    for v in x:", "        s += v", "    return s"],
     ["x = torch.randn(0)", "s = 0", "for v in x:", "    s += v"],

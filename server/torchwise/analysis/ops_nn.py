@@ -115,6 +115,9 @@ def layer(inf, kind: str, call: Call):
             params.append(("bias", _parameter(inf, (c_out,), values)))
         config.update(kernel_size=kernel, stride=_pair(values.get("stride"), 1, rank),
                       padding=_pair(values.get("padding"), 0, rank), dilation=_pair(values.get("dilation"), 1, rank))
+        if isinstance(config["padding"], str) and (config["padding"] not in ("same", "valid") or (
+                config["padding"] == "same" and config["stride"] != (1,) * rank)):
+            return None  # PyTorch rejects the layer itself
     elif kind == "Embedding":
         n, d = _int_setting(values, "num_embeddings"), _int_setting(values, "embedding_dim")
         if n is None or d is None:
@@ -200,16 +203,18 @@ def call_module(inf, module: ModuleValue, call: Call):
         start, end = module.setting("start_dim", 1), module.setting("end_dim", -1)
         if not isinstance(start, int) or not isinstance(end, int) or x.shape is None:
             return None
-        try:
-            return derived(inf, x, shape=shapes.flatten(x.shape, start, end))
-        except shapes.ShapeError:
-            return None
+        from torchwise.analysis.ops_tensor import flatten_value
+
+        return flatten_value(inf, x, start, end)
     if module.kind in _SAME_SHAPE:
-        if x.dtype is not None and not dtypes.is_floating(x.dtype) and module.kind not in ("ReLU", "Identity"):
+        if x.dtype is not None and not dtypes.is_floating(x.dtype) and (
+                module.kind not in ("ReLU", "Identity") or (module.kind == "ReLU" and x.dtype == DType.bool)):
             return None
         if not _accepts(module, x):
             return None
         params = [p for _, p in module.params]
+        if x.dtype is not None and any(p.dtype is not None and p.dtype != x.dtype for p in params):
+            return None  # a float32 norm layer on float64 input raises (mixed dtype)
         return derived(inf, x, *params)
     return None
 
@@ -236,7 +241,11 @@ def _accepts(module: ModuleValue, x: TensorValue) -> bool:
     return True
 
 
-def _output(inf, x: TensorValue, weight: TensorValue, shape) -> TensorValue:
+def _output(inf, x: TensorValue, weight: TensorValue, shape) -> TensorValue | None:
+    if x.dtype is not None and weight.dtype is not None and x.dtype != weight.dtype:
+        return None  # layers do not promote: PyTorch raises (TW504)
+    if weight.dtype is not None and not dtypes.is_floating(weight.dtype):
+        return None  # no integer or bool matrix kernels for layers
     dtype = weight.dtype if weight.dtype == x.dtype or x.dtype is None else None
     grad = result_grad(inf, x, weight)
     device = weight.device if weight.device == x.device else None
@@ -270,6 +279,8 @@ def _conv(inf, module: ModuleValue, x: TensorValue, weight):
     if x.dtype is not None and not dtypes.is_floating(x.dtype):
         return None
     batched = len(x.shape) == rank + 2
+    if any(d == 0 for d in x.shape[1 if batched else 0:]):
+        return None  # convolutions need non-empty channels and spatial dims
     channels = x.shape[1 if batched else 0]
     groups = module.setting("groups", 1)
     if isinstance(channels, int) and isinstance(groups, int) and channels != weight.shape[1] * groups:
@@ -301,6 +312,10 @@ def _pool(inf, module: ModuleValue, x: TensorValue):
     if x.shape is None or len(x.shape) not in (rank + 1, rank + 2) or not all(
             isinstance(v, tuple) for v in (kernel, stride, padding, dilation)) or ceil_mode is None:
         return None
+    if any(d == 0 for d in x.shape[-rank - 1:]):
+        return None  # pooling needs non-empty non-batch dims
+    if x.dtype is not None and not dtypes.is_floating(x.dtype):
+        return None  # no bool kernels, and integer support differs between max and average pooling
     spatial = [_spatial(x.shape[-rank + i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode)
                for i in range(rank)]
     if any(s is None for s in spatial):
@@ -331,13 +346,32 @@ _F_LOSSES = frozenset({"cross_entropy", "mse_loss", "l1_loss", "nll_loss", "bina
                        "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div"})
 
 
+def _loss_inputs_fit(name: str, x: TensorValue, target: TensorValue) -> bool:
+    """The input/target checks PyTorch makes before a loss (False also when we cannot tell)."""
+    if x.dtype is None or not dtypes.is_floating(x.dtype) or x.shape is None or target.shape is None \
+            or target.dtype is None:
+        return False
+    if name in ("cross_entropy", "nll_loss"):
+        if len(x.shape) == 0:
+            return False
+        if target.dtype == DType.int64:  # class indices: the input without its class dim
+            expected = (x.shape[0], *x.shape[2:]) if len(x.shape) >= 2 else ()
+            return target.shape == expected
+        return name == "cross_entropy" and target.dtype == x.dtype and target.shape == x.shape  # probabilities
+    if name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+                "binary_cross_entropy_with_logits"):
+        return target.shape == x.shape and target.dtype == x.dtype
+    return False
+
+
 def functional(inf, name: str, call: Call):
     x = call.get(0, "input")
     if not isinstance(x, TensorValue):
         return None
     if name in _F_SAME_SHAPE:
-        if x.dtype is not None and not dtypes.is_floating(x.dtype) and name not in _INTEGER_OK:
-            return None  # most activations and norms have no integer kernels
+        if x.dtype is not None and not dtypes.is_floating(x.dtype) and (
+                name not in _INTEGER_OK or x.dtype == DType.bool or dtypes.is_complex(x.dtype)):
+            return None  # most activations and norms have no integer kernels; relu takes ints, not bools
         if name in _DIM_ARGUMENT and not _dim_in_range(call, x, *_DIM_ARGUMENT[name]):
             return None
         return derived(inf, x)
@@ -345,8 +379,9 @@ def functional(inf, name: str, call: Call):
         weight, bias = call.get(1, "weight"), call.get(2, "bias")
         if not isinstance(weight, TensorValue):
             return None
-        if x.dtype is not None and weight.dtype is not None and x.dtype != weight.dtype:
-            return None
+        known = {t.dtype for t in (x, weight, bias) if isinstance(t, TensorValue)}
+        if len(known) > 1 or (isinstance(bias, TensorValue) and bias.dtype is None):
+            return None  # input, weight and bias must share one dtype
         try:
             shape = shapes.linear(x.shape, weight.shape, bias.shape if isinstance(bias, TensorValue) else None)
         except shapes.ShapeError:
@@ -357,7 +392,9 @@ def functional(inf, name: str, call: Call):
         if reduction is not None and not (isinstance(reduction, ScalarValue) and reduction.value in ("mean", "sum")):
             return None
         target = call.get(1, "target")
-        return derived(inf, x, *([target] if isinstance(target, TensorValue) else []), shape=())
+        if not isinstance(target, TensorValue) or not _loss_inputs_fit(name, x, target):
+            return None
+        return derived(inf, x, target, shape=())
     if name == "one_hot":
         classes = int_of(call.get(1, "num_classes"))
         if x.shape is None or not isinstance(classes, int) or classes < 0 or x.dtype != DType.int64:

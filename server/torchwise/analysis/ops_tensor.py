@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+import math
+
 from typing import Optional
 
 from torchwise.analysis import dtypes, layout, shapes
@@ -72,7 +75,15 @@ def _sized_factory(inf, call: Call):
     size = call.kwargs.get("size")
     shape = dims_of([size]) if size is not None else (dims_of(call.args) if not call.starred else None)
     dtype, why = _dtype(inf, call, *_float_default(inf))
+    if _callee(call) in ("rand", "randn") and dtype is not None and not (dtypes.is_floating(dtype)
+                                                                        or dtypes.is_complex(dtype)):
+        return None  # random floats have no integer kernels
     return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
+
+
+def _callee(call: Call) -> str:
+    func = call.node.func
+    return getattr(func, "attr", None) or getattr(func, "id", "")
 
 
 @_register(TORCH_FUNCTIONS, "torch.full")
@@ -118,15 +129,16 @@ def _arange(inf, call: Call):
         default, why = _float_default(inf)
     dtype, why = _dtype(inf, call, default, why)
     length = None
-    if kinds <= {"int"} and not call.kwargs.keys() & {"start", "end", "step"}:
-        ints = [int_of(n) for n in numbers]
-        if all(isinstance(i, int) for i in ints):
-            bounds = ints if len(ints) > 1 else [0, ints[0]]
-            step = bounds[2] if len(bounds) == 3 else 1
-            if step != 0:
-                length = len(range(bounds[0], bounds[1], step))
-        elif len(ints) == 1 and ints[0] is not None:
-            length = ints[0]
+    if not call.kwargs.keys() & {"start", "end", "step"}:
+        values = [n.value for n in numbers]
+        if all(type(v) in (int, float) for v in values):
+            start, end, step = (values if len(values) == 3 else [*values, 1] if len(values) == 2
+                                else [0, values[0], 1])
+            if step == 0 or (end - start) * step < 0:
+                return None  # upper bound and lower bound inconsistent with step sign
+            length = max(0, math.ceil((end - start) / step))  # PyTorch's size, computed in double
+        elif len(values) == 1 and kinds == {"int"} and values[0] is not None:
+            length = values[0]  # a symbolic size
     shape = (length if length is not None else Sym.fresh("n"),)
     return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
 
@@ -135,6 +147,8 @@ def _arange(inf, call: Call):
 def _linspace(inf, call: Call):
     steps = int_of(call.get(2, "steps"))
     dtype, why = _dtype(inf, call, *_float_default(inf))
+    if dtype == DType.bool:
+        return None
     shape = (steps,) if steps is not None else None
     return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
 
@@ -155,7 +169,8 @@ def _tensor(inf, call: Call):
     grad = _requires_grad(call)
     if isinstance(data, NdarrayValue):
         dtype, why = _dtype(inf, call, data.dtype, _from_ndarray_why(data))
-        return make_tensor(inf, dtype, data.shape, device, grad, why, "copies the ndarray")
+        return make_tensor(inf, dtype, data.shape, device, grad, why, "copies the ndarray",
+                           strides=_ndarray_strides(data))
     if isinstance(data, TensorValue):
         dtype, why = _dtype(inf, call, data.dtype, data.why)
         return make_tensor(inf, dtype, data.shape, device if call.given(None, "device") else data.device, grad,
@@ -209,7 +224,8 @@ def _as_tensor(inf, call: Call):
         device = _device(inf, call)
         shares = dtype == data.dtype and device == "cpu" and not call.given(None, "dtype")
         return make_tensor(inf, dtype, data.shape, device, False, why,
-                           "shares memory with the ndarray" if shares else "copies the ndarray")
+                           "shares memory with the ndarray" if shares else "copies the ndarray",
+                           strides=_ndarray_strides(data))
     if isinstance(data, TensorValue):
         return data.with_(memory="returns the same tensor (no copy)")
     result = _tensor(inf, call)
@@ -222,7 +238,14 @@ def _from_numpy(inf, call: Call):
     if not isinstance(data, NdarrayValue):
         return None
     return make_tensor(inf, data.dtype, data.shape, "cpu", False, _from_ndarray_why(data),
-                       "shares memory with the ndarray")
+                       "shares memory with the ndarray", strides=_ndarray_strides(data))
+
+
+def _ndarray_strides(array: NdarrayValue):
+    """Row-major, except that an empty array's strides come out as zeros in PyTorch: unknown."""
+    if array.shape is None or any(d == 0 for d in array.shape):
+        return None
+    return "contiguous"
 
 
 def _like(inf, call: Call, fill_kind=None):
@@ -231,7 +254,11 @@ def _like(inf, call: Call, fill_kind=None):
         return None
     dtype, why = _dtype(inf, call, source.dtype, source.why)
     device = _device(inf, call, default=source.device)
-    return make_tensor(inf, dtype, source.shape, device, _requires_grad(call), why, "new memory")
+    if _callee(call) in ("rand_like", "randn_like") and dtype is not None and not dtypes.is_floating(dtype):
+        return None
+    # *_like keeps the input's layout (memory_format=torch.preserve_format).
+    strides = layout.after_clone(source.shape, source.strides) if source.shape is not None else None
+    return make_tensor(inf, dtype, source.shape, device, _requires_grad(call), why, "new memory", strides=strides)
 
 
 for _name in ("zeros_like", "ones_like", "empty_like", "rand_like", "randn_like", "full_like", "randint_like"):
@@ -291,8 +318,13 @@ def _to(inf, receiver: TensorValue, call: Call):
     if (call.starred or len(call.args) > 2) and not call.kwargs:
         return None
     same = dtype == receiver.dtype and device == receiver.device and dtype is not None and device is not None
+    if same:
+        return receiver  # .to() of what it already is returns the tensor itself
+    if dtype is not None and not (dtypes.is_floating(dtype) or dtypes.is_complex(dtype)):
+        receiver = receiver.with_(requires_grad=False, is_leaf=True)  # integer tensors never require grad
     return receiver.with_(dtype=dtype, device=device, why=why, memory=None,
-                          strides=receiver.strides if same else contiguous_strides(receiver.shape),
+                          strides=layout.after_clone(receiver.shape, receiver.strides)
+                          if receiver.shape is not None else None,
                           is_leaf=receiver.is_leaf if same else (None if receiver.requires_grad is None
                                                                    else not receiver.requires_grad))
 
@@ -302,6 +334,8 @@ def _cast(dtype: DType):
         if receiver.dtype == dtype:
             return receiver  # the same tensor
         converted = _copied(receiver)
+        if not (dtypes.is_floating(dtype) or dtypes.is_complex(dtype)):
+            converted = converted.with_(requires_grad=False, is_leaf=True)  # integer tensors never require grad
         return converted.with_(dtype=dtype, why=f"converted with .{call.node.func.attr}()",
                                strides=None if receiver.dtype is None else converted.strides)
     return cast
@@ -401,6 +435,8 @@ def _size(inf, receiver, call: Call):
     dim = int_of(call.get(0, "dim"))
     if receiver.shape is None or not isinstance(dim, int):
         return ScalarValue("int")
+    if not receiver.shape:
+        return None  # a 0-d tensor has no dimension to ask about
     try:
         return ScalarValue("int", receiver.shape[shapes.wrap_dim(dim, len(receiver.shape))])
     except shapes.ShapeError:
@@ -443,7 +479,8 @@ def _comparison_method(inf, receiver, call: Call):
     other = call.get(0, "other")
     if other is None:
         return None
-    return elementwise(inf, [receiver, other], "compare", result_dtype=DType.bool)
+    kind = "order" if _callee(call) in ("lt", "le", "gt", "ge", "greater", "less") else "compare"
+    return elementwise(inf, [receiver, other], kind, result_dtype=DType.bool)
 
 
 for _name in _COMPARISONS:
@@ -459,7 +496,19 @@ _FLOAT_UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
 _BOOL_UNARY = ("isnan", "isinf", "isfinite", "logical_not", "signbit")
 
 
+_BOOL_UNARY_OK = frozenset({"flip", "roll", "tril", "triu", "masked_fill", "fill_", "zero_", "clone"})
+
+
 def _same_dtype_unary(inf, receiver, call: Call):
+    name = call.node.func.attr if isinstance(call.node.func, ast.Attribute) else ""
+    if receiver.dtype == DType.bool and name not in _BOOL_UNARY_OK:
+        return derived(inf, receiver, dtype=DType.int64, why=None) if name == "square" else None
+    if receiver.dtype is not None and dtypes.is_complex(receiver.dtype) and name in ("abs", "relu", "clamp", "floor",
+                                                                                   "ceil", "round", "trunc"):
+        if name != "abs":
+            return None  # no order or rounding for complex numbers
+        real = {DType.complex64: DType.float32, DType.complex128: DType.float64}.get(receiver.dtype)
+        return derived(inf, receiver, dtype=real, why=None)
     return derived(inf, receiver)
 
 
@@ -539,12 +588,30 @@ def _keepdim(call: Call, position=1) -> Optional[bool]:
     return value.value if isinstance(value, ScalarValue) and value.kind == "bool" else None
 
 
+_NEEDS_ELEMENTS = frozenset({"argmax", "argmin", "amax", "amin", "max", "min", "median", "mode"})
+
+
+def _reduces_empty(shape, dim) -> bool:
+    dims = range(len(shape)) if dim is None else ([dim] if isinstance(dim, int) else dim)
+    try:
+        return any(shape[d] == 0 for d in dims)
+    except (IndexError, TypeError):
+        return False
+
+
 def _reduction(result_dtype="keep", returns_indices=False):
     def reduce(inf, receiver, call: Call):
         dim = _dim_argument(call)
         keepdim = _keepdim(call)
         if dim == "?" or keepdim is None or receiver.shape is None:
             shape = None
+        elif _reduces_empty(receiver.shape, dim) and _callee(call) in _NEEDS_ELEMENTS:
+            return None  # argmax/amax/max of nothing raise
+        method = _callee(call)
+        if receiver.dtype is not None and (
+                (method in _NEEDS_ELEMENTS and dtypes.is_complex(receiver.dtype))
+                or (method in ("argmax", "argmin") and receiver.dtype == DType.bool)):
+            return None  # complex numbers have no order; argmax has no bool kernel
         else:
             shape = shaped(shapes.reduce, receiver.shape, dim, keepdim)
             if shape is None:
@@ -554,12 +621,12 @@ def _reduction(result_dtype="keep", returns_indices=False):
         if result_dtype == "int64":
             dtype, why = DType.int64, "indices are int64"
         elif result_dtype == "bool":
-            dtype, why = DType.bool, None
+            dtype, why = (DType.uint8 if dtype == DType.uint8 else DType.bool), None  # uint8 stays uint8
         elif result_dtype == "sum" and dtype is not None and dtypes.is_integral(dtype, include_bool=True):
             dtype, why = DType.int64, "sum/prod of integers accumulates in int64"
         elif result_dtype == "float" and dtype is not None and not (dtypes.is_floating(dtype)
                                                                     or dtypes.is_complex(dtype)):
-            dtype, why = None, None  # mean/std of integers raise; leave it to the rules
+            return None  # mean/std of integers raise
         value = derived(inf, receiver, dtype=dtype, shape=shape, why=why)
         if returns_indices and dim is not None:
             indices = derived(inf, receiver, dtype=DType.int64, shape=shape, why="indices are int64").with_(
@@ -635,7 +702,11 @@ def _einsum(inf, call: Call):
     if shape is None:
         return None  # unknown, or PyTorch raises (a rule reports it)
     dtypes_seen = {o.dtype for o in operands}
-    dtype = dtypes_seen.pop() if len(dtypes_seen) == 1 else None
+    if len(dtypes_seen) > 1 or DType.bool in dtypes_seen:
+        return None  # einsum does not promote, and has no bool products
+    dtype = dtypes_seen.pop()
+    if dtype is not None and not dtypes.is_floating(dtype):
+        dtype = None  # integer einsums may sum into int64
     base = operands[0]
     # einsum may return a view of its input ('ij->ji' is a transpose): its layout is unknown.
     return derived(inf, base, *operands[1:], dtype=dtype, shape=shape, device=combine_devices(operands), strides=None)
@@ -749,9 +820,17 @@ def _flatten(inf, receiver, call: Call):
     end = int_of(call.get(1, "end_dim")) if call.given(1, "end_dim") else -1
     if not isinstance(start, int) or not isinstance(end, int) or receiver.shape is None:
         return None
+    return flatten_value(inf, receiver, start, end)
+
+
+def flatten_value(inf, receiver: TensorValue, start: int, end: int):
+    """``flatten(start, end)``: the tensor itself when there is nothing to merge, else a view or a copy."""
     shape = shaped(shapes.flatten, receiver.shape, start, end)
     if shape is None:
-        return None  # unknown, or PyTorch raises (a rule reports it)
+        return None
+    rank = len(receiver.shape)
+    if rank and shapes.wrap_dim(start, rank) == shapes.wrap_dim(end, rank):
+        return receiver  # PyTorch returns the input itself
     try:
         strides = layout.flatten_strides(receiver.shape, receiver.strides, start, end)
     except shapes.ShapeError:
@@ -809,6 +888,8 @@ def transpose_attribute(inf, receiver: TensorValue, name: str):
             shape = shapes.t(receiver.shape)
             strides = layout.t_strides(receiver.shape, receiver.strides)
         else:
+            if len(receiver.shape) < 2:
+                return None
             shape = shapes.mT(receiver.shape)
             rank = len(receiver.shape)
             strides = layout.mT_strides(receiver.shape, receiver.strides)

@@ -344,7 +344,8 @@ class BenchSession:
         code = worker.proc.returncode
         detail = worker.last_error_line()
         how = _exit_description(code)
-        return _failure("worker_died", f"The benchmark process {how} while {stage}" + (f": {detail}" if detail else "."),
+        message = f"The benchmark process {how} while {stage}" + (f": {detail}" if detail else ".")
+        return _failure("worker_died", message,
                         stage=stage, exit_code=code)
 
 

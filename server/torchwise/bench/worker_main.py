@@ -13,8 +13,11 @@ writing to fd 1, cannot corrupt it).
   followed by exit.
 * Request ``{"type": "bench", "id", "setup", "loop", "vectorized", "outputs": [names],
   "device": "auto|cpu|cuda|mps", "budget_s", "scale": {"var", "full", "label"} | null,
-  "no_grad": bool, "rtol"/"atol": optional}`` -> ``{"type": "progress", "id", "stage"}`` lines,
-  then ``{"type": "result", "id", "ok", ...}`` (see ``Bench.run``).
+  "no_grad": bool, "threads": int | null, "rtol"/"atol": optional}`` -> ``{"type": "progress", "id",
+  "stage"}`` lines, then ``{"type": "result", "id", "ok": true, "loop_s", "loop_iqr_s", "loop_runs",
+  "vectorized_s", "vectorized_iqr_s", "vectorized_runs", "speedup", "device", "device_name", "match",
+  "max_diff", "message", "n", "n_full", "scaled", "torch", "python", "threads", "phases", ...}`` (medians
+  and IQRs in seconds), or ``{"type": "result", "id", "ok": false, "error": kind, "message"}``.
 * ``{"type": "ping"}`` -> ``{"type": "pong"}``; ``{"type": "shutdown"}`` (or EOF) -> exit.
 
 How a run goes: ``setup`` runs once in a fresh namespace (factories default to the chosen device;
@@ -55,6 +58,8 @@ torch = None  # imported in main(), after the protocol channels are set up
 _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
                                "update", "add", "discard", "setdefault", "popitem"})
 _PROBE_MAX = 100  # iterations of the probe run that estimates a scalable loop's full time
+_RUN_SHARE = 0.3  # of the budget, the most one run of the loop should take; longer loops are scaled down
+_SLACK = 1.5  # ...unless the estimate is within this factor (estimates are rough: do not scale on noise)
 
 
 class BenchError(Exception):
@@ -174,12 +179,14 @@ def pick_device(wanted):
             wanted = "cpu"
     if wanted.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise BenchError("no_device", "CUDA is not available to torch %s in %s" % (torch.__version__, sys.executable))
+            raise BenchError("no_device", "CUDA is not available to torch %s in %s"
+                             % (torch.__version__, sys.executable))
         device = torch.device(wanted) if ":" in wanted else torch.device("cuda", torch.cuda.current_device())
         return device, "cuda:%d" % device.index, torch.cuda.get_device_name(device)
     if wanted == "mps":
         if not _mps_available():
-            raise BenchError("no_device", "MPS is not available to torch %s in %s" % (torch.__version__, sys.executable))
+            raise BenchError("no_device", "MPS is not available to torch %s in %s"
+                             % (torch.__version__, sys.executable))
         return torch.device("mps"), "mps", "Apple MPS"
     if wanted == "cpu":
         return torch.device("cpu"), "cpu", _cpu_name()
@@ -457,7 +464,9 @@ def compare(outputs, loop_out, vec_out, rtol=None, atol=None):
 
 
 # -- timing --------------------------------------------------------------------------------------
-def _measure(compiled, ns, device, min_run_time, no_grad):
+def _measure(compiled, ns, device, min_run_time, no_grad, threads):
+    """Median and IQR with ``blocked_autorange`` (code slower than ``min_run_time`` runs twice: one
+    run to size the blocks, one measured).""" 
     from torch.utils import benchmark
 
     stmt = "_tw_fn(_tw_ns)"
@@ -466,7 +475,7 @@ def _measure(compiled, ns, device, min_run_time, no_grad):
     if no_grad:
         stmt = "with _tw_torch.no_grad():\n    " + stmt.replace("; ", "\n    ")
     timer = benchmark.Timer(stmt=stmt, globals={"_tw_fn": compiled.fn, "_tw_ns": ns, "_tw_torch": torch},
-                            num_threads=torch.get_num_threads(), label=compiled.label)
+                            num_threads=threads, label=compiled.label)
     try:
         m = timer.blocked_autorange(min_run_time=min_run_time)
     except BaseException as exc:
@@ -490,8 +499,18 @@ class Bench:
         self.scale = req.get("scale") or None
         self.no_grad = bool(req.get("no_grad"))
         self.rtol, self.atol = req.get("rtol"), req.get("atol")
+        self.phases = []  # [stage, seconds]
+        # One CPU thread unless asked: torch.utils.benchmark's convention, and the only reproducible
+        # choice on a busy machine (two threads contending for a core made a 1 ms matmul take 8-16 ms
+        # on the 2-vCPU test VM). The loop itself runs on one thread either way.
+        self.threads = int(req.get("threads") or 1)
+        self.vec_once = 0.0
 
     def progress(self, stage):
+        now = time.perf_counter()
+        if self.phases:
+            self.phases[-1][1] = now - self.phases[-1][1]
+        self.phases.append([stage, now])
         self.send({"type": "progress", "id": self.id, "stage": stage})
 
     # -- namespaces
@@ -527,7 +546,7 @@ class Bench:
             raise _user_error(exc, "setup", 1, "setup")
         return ns
 
-    def check(self, n):
+    def check(self, n, warm=False):
         """Run both once on copies of a fresh setup: (loop namespace, vectorized namespace, loop seconds, match...)."""
         base = self.make_namespace(n)
         ns_loop, ns_vec = clone_namespace(base), clone_namespace(base)
@@ -540,7 +559,13 @@ class Bench:
             start = time.perf_counter()
             loop_out = loop.call(ns_loop, self.device)
             loop_once = time.perf_counter() - start
+            if warm:  # the first run in a process pays one-time costs: time a second one
+                start = time.perf_counter()
+                loop.call(clone_namespace(ns_loop), self.device)
+                loop_once = min(loop_once, time.perf_counter() - start)
+            start = time.perf_counter()
             vec_out = vec.call(ns_vec, self.device)
+            self.vec_once = time.perf_counter() - start
         match = compare(self.outputs, loop_out, vec_out, self.rtol, self.atol)
         del loop_out, vec_out
         return ns_loop, ns_vec, loop, vec, loop_once, match
@@ -550,42 +575,57 @@ class Bench:
         if not self.scale:
             return None, None
         full = int(self.scale["full"])
-        cap = self.budget * 0.25  # the most one run of the loop may take
+        cap = self.budget * _RUN_SHARE  # what one run of the loop should take at most
         probe = min(_PROBE_MAX, max(1, full // 10))
         if full < 2 * probe or full <= 16:
             return full, full
         self.progress("probing")
         try:
-            _, _, _, _, seconds, _ = self.check(probe)
+            _, _, _, _, seconds, _ = self.check(probe, warm=True)
         except BenchError:
             return full, full  # the scaled setup may not be valid code for this program: measure as written
         estimate = seconds * full / probe
-        if estimate <= cap:
+        if estimate <= cap * _SLACK:
             return full, full
-        return max(probe, int(full * cap / estimate)), full
+        return max(probe, _round_down(full * cap / estimate)), full
 
     def run(self):
         started = time.perf_counter()
         n, full = self.plan()
+        as_written = n is None or n == full
         self.progress("checking")
         try:
             ns_loop, ns_vec, loop, vec, loop_once, match = self.check(n)
         except BenchError:
-            if n is None or n == full:
+            if as_written:
                 raise
-            n = full  # a scaled setup that fails: fall back to the size as written
+            n, as_written = full, True  # a scaled setup that fails: fall back to the size as written
             ns_loop, ns_vec, loop, vec, loop_once, match = self.check(n)
-        cap = self.budget * 0.25
-        if n is not None and loop_once > 2 * cap and n > 1:  # the probe underestimated (e.g. quadratic loop)
-            smaller = max(1, int(n * cap / loop_once))
+        if not as_written and not match[0]:
+            # Different results at a smaller size may come from the scaling itself (a literal that
+            # only happened to equal the trip count): measure the code as written instead.
+            n, as_written = full, True
+            self.progress("checking")
+            ns_loop, ns_vec, loop, vec, loop_once, match = self.check(n)
+            if match[0]:
+                as_written = "pinned"  # scaling broke it: stay at the full size
+        cap = self.budget * _RUN_SHARE
+        if n is not None and as_written != "pinned" and loop_once > 2 * cap and n > 1:
+            # The probe underestimated (a quadratic loop), or there was none: measure a smaller N.
+            smaller = max(1, _round_down(n * cap / loop_once))
             if smaller < n:
+                verdict = match
                 n = smaller
                 self.progress("checking")
                 ns_loop, ns_vec, loop, vec, loop_once, match = self.check(n)
+                if not verdict[0]:
+                    match = verdict  # a difference found at the larger size stands
         self.progress("timing loop")
-        loop_t = _measure(loop, ns_loop, self.device, self.budget * 0.3, self.no_grad)
+        loop_t = _measure(loop, ns_loop, self.device, self.budget * 0.3, self.no_grad, self.threads)
         self.progress("timing vectorized")
-        vec_t = _measure(vec, ns_vec, self.device, self.budget * 0.2, self.no_grad)
+        vec_t = _measure(vec, ns_vec, self.device, self.budget * 0.2, self.no_grad, self.threads)
+        self.progress("done")
+        self.phases.pop()
         ok_match, max_diff, message = match
         scaled = None
         if n is not None and full is not None and n < full:
@@ -598,8 +638,19 @@ class Bench:
                 "device": self.device_label, "device_name": self.device_name,
                 "match": ok_match, "max_diff": max_diff, "message": message,
                 "n": n, "n_full": full, "scaled": scaled, "loop_once_s": loop_once,
+                "vectorized_once_s": self.vec_once,
                 "torch": torch.__version__, "python": platform.python_version(),
-                "threads": torch.get_num_threads(), "elapsed_s": time.perf_counter() - started}
+                "threads": self.threads, "elapsed_s": time.perf_counter() - started,
+                "phases": {stage: round(seconds, 4) for stage, seconds in self.phases}}
+
+
+def _round_down(n):
+    """Two significant digits, so that a scaled count reads well: 4455 -> 4400."""
+    n = max(1, int(n))
+    if n < 100:
+        return n
+    step = 10 ** (len(str(n)) - 2)
+    return n // step * step
 
 
 class _null:
@@ -637,6 +688,16 @@ def handle(req, channel):
                 pass
 
 
+def _skip_dtensor_import():
+    """``assert_close`` checks its inputs for DTensors by importing ``torch.distributed.tensor``, which
+    imports sympy: 2-3 s on the first comparison. No value can be a DTensor unless that module was
+    imported, and a benchmark's setup cannot import it, so tell the comparison there are none."""
+    comparison = getattr(getattr(torch, "testing", None), "_comparison", None)
+    if comparison is not None and hasattr(comparison, "_HAS_DTENSOR") \
+            and "torch.distributed.tensor" not in sys.modules:
+        comparison._HAS_DTENSOR = False
+
+
 def main(argv):
     channel = Channel()
     if "--parent" in argv:
@@ -662,6 +723,7 @@ def main(argv):
                       "executable": sys.executable, "python": platform.python_version()})
         return 3
     torch = _torch
+    _skip_dtensor_import()
     channel.send(hello(time.perf_counter() - started))
     for line in channel.requests():
         try:

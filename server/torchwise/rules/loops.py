@@ -114,6 +114,9 @@ class CatInLoop(_LoopRule):
     valid = _NOT_FLAGGED + (
         Valid("import torch\nchunks = [torch.randn(2, 4) for _ in range(3)]\nacc = torch.cat(chunks)\n"),
         Valid("import torch\nacc = torch.empty(0)\nfor i in range(3):\n    acc = torch.cat([acc, acc * 2])\n"),
+        # A DataLoader (or any unknown iterable) is not judged.
+        Valid("import torch\ndef evaluate(model, loader):\n    preds = torch.empty(0)\n    for xb, yb in loader:\n"
+              "        preds = torch.cat([preds, model(xb)])\n    return preds\n"),
     )
     invalid = (
         Invalid("import torch\nchunks = [torch.randn(100, 16) for _ in range(50)]\nacc = torch.empty(0, 16)\n"
@@ -123,8 +126,11 @@ class CatInLoop(_LoopRule):
         Invalid("import torch\nx = torch.randn(10, 4)\nout = torch.zeros(0, 4)\nfor k in range(3):\n"
                 "    y = x * k\n    out = torch.cat([out, y], dim=0)  # grow\n",
                 "import torch\nx = torch.randn(10, 4)\nout = torch.zeros(0, 4)\nout_parts = [out]\n"
-                "for k in range(3):\n    y = x * k\n    # grow\n    out_parts.append(y)\nout = torch.cat(out_parts, dim=0)\n"),
-        Invalid("import torch\ndef grow(acc, xs):\n    for x in xs:\n        acc = torch.cat([acc, x])\n    return acc\n"),
+                "for k in range(3):\n    y = x * k\n    # grow\n    out_parts.append(y)\n"
+                "out = torch.cat(out_parts, dim=0)\n"),
+        # Not a fresh tensor: after zero iterations `acc` must still be `xs[0]` itself.
+        Invalid("import torch\nxs = [torch.randn(2) for _ in range(3)]\nacc = xs[0]\nfor x in xs:\n"
+                "    acc = torch.cat([acc, x])\n"),
     )
 
 

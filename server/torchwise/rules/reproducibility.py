@@ -140,7 +140,9 @@ def _randomness(ctx: Context) -> _Randomness:
         if qualname in _SEED_EVERYTHING:
             found.everything = True
         elif qualname in ("numpy.random.seed", "random.seed"):
-            found.seeded.add(qualname.split(".")[0])
+            given = call.args[0] if call.args else next((k.value for k in call.keywords), None)
+            if given is not None and not (isinstance(given, ast.Constant) and given.value is None):
+                found.seeded.add(qualname.split(".")[0])  # `np.random.seed()` reseeds from the OS: no seed
         elif qualname.startswith("numpy.random.") and qualname.count(".") == 2 \
                 and qualname.rsplit(".", 1)[1] not in _NUMPY_NOT_DRAWS:
             _first(found.draws, "numpy", qualname, call)
@@ -219,9 +221,11 @@ class IncompleteSeeding(Rule):
         Invalid("import numpy as np\nimport torch\n\ntorch.manual_seed(42)\nnoise = np.random.randn(16)\n",
                 "import numpy as np\nimport torch\n\ntorch.manual_seed(42)\nnp.random.seed(42)\n"
                 "noise = np.random.randn(16)\n"),
-        Invalid("import random\nimport torch\n\n\ndef set_seed(seed: int):\n    torch.manual_seed(seed)  # all devices\n"
+        Invalid("import random\nimport torch\n\n\ndef set_seed(seed: int):\n"
+                "    torch.manual_seed(seed)  # all devices\n"
                 "\n\ndef augment(img):\n    if random.random() < 0.5:\n        img = img.flip(-1)\n    return img\n",
-                "import random\nimport torch\n\n\ndef set_seed(seed: int):\n    torch.manual_seed(seed)  # all devices\n"
+                "import random\nimport torch\n\n\ndef set_seed(seed: int):\n"
+                "    torch.manual_seed(seed)  # all devices\n"
                 "    random.seed(seed)\n"
                 "\n\ndef augment(img):\n    if random.random() < 0.5:\n        img = img.flip(-1)\n    return img\n"),
         Invalid("import argparse\nimport random\nimport numpy\nimport torch as T\n\nargs = argparse.Namespace(seed=3)\n"
@@ -239,7 +243,12 @@ class IncompleteSeeding(Rule):
                 "import random\nimport torch\nfrom torch.utils.data import Dataset\n\n\nclass Crops(Dataset):\n"
                 "    def __getitem__(self, i):\n        return random.randint(0, 31)\n\n\nif __name__ == '__main__':\n"
                 "    torch.manual_seed(1234)\n    random.seed(1234)\n    ds = Crops()\n"),
-        Invalid("import random\nimport torch\n\ntorch.manual_seed(int.from_bytes(b'ab', 'big'))\nx = random.random()\n"),
+        Invalid("import numpy as np\nimport torch\n\nnp.random.seed()  # reseeds from the OS\ntorch.manual_seed(0)\n"
+                "idx = np.random.choice(100, 10)\n",
+                "import numpy as np\nimport torch\n\nnp.random.seed()  # reseeds from the OS\ntorch.manual_seed(0)\n"
+                "np.random.seed(0)\nidx = np.random.choice(100, 10)\n"),
+        Invalid("import random\nimport torch\n\ntorch.manual_seed(int.from_bytes(b'ab', 'big'))\n"
+                "x = random.random()\n"),  # a seed that is not a plain expression: no fix
     )
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
@@ -287,7 +296,8 @@ class IncompleteSeeding(Rule):
         shown = " and ".join(f"`{line}`" for line in lines)
 
         def build():
-            return [*(edits.import_edit(ctx.tree, module) for module in imports), _insert_after(ctx, stmt, indent, lines)]
+            added = [edits.import_edit(ctx.tree, module) for module in imports]
+            return [*added, _insert_after(ctx, stmt, indent, lines)]
         return Fix(f"Seed them too: insert {shown}", build, preferred=True)
 
 
@@ -329,6 +339,7 @@ _NOT_WORK = frozenset({
 })
 _GRAD_SCALERS = frozenset({"torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.amp.grad_scaler.GradScaler"})
 _CERTAIN, _POSSIBLE = 2, 1
+_SIMPLE_END = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)  # an end stamp we can put a line before
 _BUILTIN_NAMES = frozenset(vars(builtins))
 
 
@@ -396,7 +407,8 @@ class _Placements:
         return level
 
     def device_level(self, node: ast.AST) -> int:
-        """A device argument: certainly CUDA, possibly CUDA (chosen at run time in a file that mentions CUDA), or not."""
+        """A device argument: certainly CUDA, possibly CUDA (chosen at run time, in a file that mentions CUDA),
+        or not CUDA."""
         value = self.ctx.value(node)
         text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
         if text is None and isinstance(value, ScalarValue) and value.kind == "str":
@@ -458,7 +470,7 @@ def _on_cuda(value) -> bool:
 class _Region:
     """Work and synchronization events between a start stamp and an end stamp, in order."""
 
-    def __init__(self, ctx: Context, placements: _Placements, local_syncs: dict):
+    def __init__(self, ctx: Context, placements: _Placements, local_syncs: set):
         self.ctx = ctx
         self.placements = placements
         self.local_syncs = local_syncs
@@ -552,7 +564,8 @@ class _Region:
         """`scaler.step(optimizer)` reads the inf/NaN check back to the host before stepping."""
         scope = _name_scopes(self.ctx).get(node) if isinstance(node, ast.Name) else None
         bound = scope.single_value(node.id) if scope is not None else None
-        return bound is not None and isinstance(bound[0], ast.Call) and bound[1].qualname(bound[0].func) in _GRAD_SCALERS
+        return bound is not None and isinstance(bound[0], ast.Call) \
+            and bound[1].qualname(bound[0].func) in _GRAD_SCALERS
 
     def call_work(self, call: ast.Call) -> int:
         level = self.placements.call_placement(call)
@@ -595,6 +608,8 @@ def _is_timer(ctx: Context, node: ast.AST) -> bool:
 
 
 def _timer_in(ctx: Context, stmt: ast.stmt) -> Optional[ast.Call]:
+    if isinstance(stmt, _NESTED_SCOPES):
+        return None  # a function defined here runs later
     return next((n for n in _walk_code(stmt) if _is_timer(ctx, n)), None)
 
 
@@ -622,7 +637,7 @@ def _timings(ctx: Context) -> dict:
             if not (isinstance(stmt, (ast.Assign, ast.AnnAssign)) and _is_timer(ctx, stmt.value)):
                 continue
             end = next((j for j in range(i + 1, len(block)) if _timer_in(ctx, block[j]) is not None), None)
-            if end is None or not isinstance(block[end], (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)):
+            if end is None or not isinstance(block[end], _SIMPLE_END):
                 continue
             end_call = _timer_in(ctx, block[end])
             if end_call in found:
@@ -676,8 +691,24 @@ class UnsynchronizedTiming(Rule):
               "\n\nif torch.cuda.is_available():\n    print('cuda')\n"),
         Valid("import time\nimport torch\n\nx = torch.randn(256, 256, device='cuda')\nt0 = time.perf_counter()\n"
               "y = (x @ x).cpu()\nt1 = time.perf_counter()\n"),
+        Valid("import time\nimport torch\n\ndevice = torch.device('cpu')\nmodel = torch.nn.Linear(10, 10).to(device)\n"
+              "x = torch.randn(3, 10, device=device)\nt0 = time.time()\ny = model(x)\nt1 = time.time()\n"),  # CPU
     )
     invalid = (
+        Invalid("import time\nimport torch\nimport torch.nn.functional as F\n\n\n"
+                "def train(model, loader, optimizer, device):\n    model.to(device)\n    step_times = []\n"
+                "    for x, y in loader:\n        t0 = time.perf_counter()\n        x, y = x.to(device), y.to(device)\n"
+                "        loss = F.cross_entropy(model(x), y)\n        optimizer.zero_grad()\n        loss.backward()\n"
+                "        optimizer.step()\n        step_times.append(time.perf_counter() - t0)\n    return step_times\n"
+                "\n\nif __name__ == '__main__':\n    print(torch.cuda.is_available())\n",
+                "import time\nimport torch\nimport torch.nn.functional as F\n\n\n"
+                "def train(model, loader, optimizer, device):\n    model.to(device)\n    step_times = []\n"
+                "    for x, y in loader:\n        t0 = time.perf_counter()\n        x, y = x.to(device), y.to(device)\n"
+                "        loss = F.cross_entropy(model(x), y)\n        optimizer.zero_grad()\n        loss.backward()\n"
+                "        optimizer.step()\n        if torch.cuda.is_available():\n"
+                "            torch.cuda.synchronize()\n"
+                "        step_times.append(time.perf_counter() - t0)\n    return step_times\n"
+                "\n\nif __name__ == '__main__':\n    print(torch.cuda.is_available())\n"),
         Invalid("import time\nimport torch\n\nx = torch.randn(4096, 4096, device='cuda')\n"
                 "t0 = time.perf_counter()\ny = x @ x\nt1 = time.perf_counter()\nprint(f'{t1 - t0:.4f}s')\n",
                 "import time\nimport torch\n\nx = torch.randn(4096, 4096, device='cuda')\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from typing import Iterator, Optional
 
 from torchwise.analysis.scopes import Scope
@@ -30,6 +31,9 @@ REBIND = frozenset({
 })
 OUT_OF_PLACE = ARITHMETIC | REBIND
 _CELL_MARKER = re.compile(r"^\s*#\s*(%%|In\[)")
+_EXPECTING = frozenset({"raises", "assertRaises", "assertRaisesRegex", "warns", "assertWarns", "assertWarnsRegex",
+                        "deprecated_call"})
+_CACHE: "weakref.WeakKeyDictionary[Context, dict]" = weakref.WeakKeyDictionary()
 
 
 class DiscardedResult(Rule):
@@ -56,6 +60,9 @@ class DiscardedResult(Rule):
         Valid("import torch\nx = torch.randn(3)\nx.requires_grad_()\n"),
         Valid("# %%\nimport torch\nx = torch.arange(6)\n# %%\nx.view(2, 3)\n"),  # a notebook cell shows its value
         Valid("import numpy as np\na = np.zeros(3)\na.astype(np.float32)\n"),  # not torch's business
+        Valid("import torch\nx = torch.zeros(3)\nx.add_(1).clamp_(0, 1)\n"),
+        Valid("import pytest\nimport torch\n\n\ndef test_view_of_transpose_raises():\n    x = torch.randn(3, 4).t()\n"
+              "    with pytest.raises(RuntimeError):\n        x.view(12)\n"),  # run for its error
     )
     invalid = (
         Invalid("import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
@@ -82,6 +89,9 @@ class DiscardedResult(Rule):
                 "    def forward(self, x):\n        self.scale = self.scale.cuda()\n        return x * self.scale\n"),
         Invalid("import torch\nx = torch.randn(2, 3)\nx.t().contiguous()\n",
                 "import torch\nx = torch.randn(2, 3)\nx = x.t().contiguous()\n"),
+        Invalid("import torch\nrows = [torch.zeros(2), torch.ones(2)]\nfor row in rows:\n    row.mul(2)\n",
+                "import torch\nrows = [torch.zeros(2), torch.ones(2)]\nfor row in rows:\n    row.mul_(2)\n"),
+        Invalid("import torch\nrows = [torch.zeros(2), torch.ones(2)]\nfor row in rows:\n    row.float()\n"),
         Invalid("import torch\ntorch.randn(3).cuda()\n"),  # nothing to assign back to
     )
 
@@ -95,13 +105,15 @@ class DiscardedResult(Rule):
         if method == "type" and not (call.args or call.keywords):
             return  # `x.type()` returns the type's name
         receiver = ctx.value(call.func.value)
-        if not isinstance(receiver, TensorValue) or _shows_value(node, ctx):
+        if not isinstance(receiver, TensorValue) or _shows_value(node, ctx) or node in _expecting_errors(ctx):
             return
         target = _assignable_root(call)
         target_text = ctx.source.text_of(ctx.source.span(target)) if target is not None else None
         if isinstance(target, ast.Attribute) and _root_value(ctx, target) is not None \
                 and _root_value(ctx, target).requires_grad is not False:
             target_text = None  # may be an nn.Parameter: assigning a plain tensor to it raises
+        if isinstance(target, ast.Name) and _is_loop_variable(target.id, scope):
+            target_text = None  # `for t in batch: t = t.to(device)` would still change nothing
         shown = _short(ctx.source.text_of(ctx.source.span(target if target is not None else call.func.value)))
         message = f"`.{method}()` returns a new tensor and its result is thrown away: `{shown}` is unchanged"
         fixes = []
@@ -123,7 +135,7 @@ class DiscardedResult(Rule):
 
     @staticmethod
     def _inplace(call: ast.Call, receiver: TensorValue, ctx: Context) -> Optional[bool]:
-        """True: the in-place twin certainly behaves the same; None: it certainly would not; False: unsure."""
+        """True: the in-place twin certainly behaves the same; False: unsure; None: it would (or may well) raise."""
         result = ctx.value(call)
         if isinstance(result, TensorValue):
             if result.dtype is not None and receiver.dtype is not None and result.dtype != receiver.dtype:
@@ -155,6 +167,10 @@ def _assignable_root(call: ast.Call) -> Optional[ast.expr]:
     return None
 
 
+def _is_loop_variable(name: str, scope: Scope) -> bool:
+    return any(isinstance(b.node, (ast.For, ast.AsyncFor, ast.comprehension)) for b in scope.bindings_of(name))
+
+
 def _root_value(ctx: Context, node: ast.AST) -> Optional[TensorValue]:
     value = ctx.value(node)
     return value if isinstance(value, TensorValue) else None
@@ -165,10 +181,46 @@ def _attribute_name_span(ctx: Context, attribute: ast.Attribute) -> Span:
     return Span(Position(end.line, end.col - len(attribute.attr)), end)
 
 
+def _file_cache(ctx: Context) -> dict:
+    cache = _CACHE.get(ctx)
+    if cache is None:
+        cache = _CACHE[ctx] = {}
+    return cache
+
+
+def _expecting_errors(ctx: Context) -> set:
+    """Statements inside `with pytest.raises(...)` / `self.assertRaises(...)` (or warns): run for their error."""
+    cache = _file_cache(ctx)
+    if "expecting" not in cache:
+        inside: set = set()
+        for node in ast.walk(ctx.tree):
+            if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+                    isinstance(item.context_expr, ast.Call) and _callee_name(item.context_expr) in _EXPECTING
+                    for item in node.items):
+                for stmt in node.body:
+                    inside.update(n for n in ast.walk(stmt) if isinstance(n, ast.Expr))
+        cache["expecting"] = inside
+    return cache["expecting"]
+
+
+def _callee_name(call: ast.Call) -> Optional[str]:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
 def _shows_value(stmt: ast.Expr, ctx: Context) -> bool:
-    """In a notebook-style file (`# %%` cells), a cell's last bare expression is displayed, not thrown away."""
+    """In a notebook-style file (`# %%` cells), a cell's last bare expression is displayed, not thrown away.
+
+    A Jupyter notebook reaches the rules as its cells joined into one module, without their boundaries:
+    there, every top-level bare expression may be a cell's last, so none is flagged.
+    """
+    if ctx.source.path.endswith(".ipynb"):
+        return stmt in ctx.tree.body
     lines = ctx.source.lines
-    markers = [i for i, line in enumerate(lines) if _CELL_MARKER.match(line)]
+    cache = _file_cache(ctx)
+    if "markers" not in cache:
+        cache["markers"] = [i for i, line in enumerate(lines) if _CELL_MARKER.match(line)]
+    markers = cache["markers"]
     if not markers:
         return False
     body = ctx.tree.body

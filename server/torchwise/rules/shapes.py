@@ -99,7 +99,7 @@ class ShapesDoNotBroadcast(Rule):
     def _check_inplace(self, node: ast.AugAssign, ctx: Context) -> Iterator[Finding]:
         if not isinstance(node.op, _ELEMENTWISE_OPS):
             return
-        target, value = tensor(ctx, node.target), tensor(ctx, node.value)
+        target, value = tensor(ctx, node), tensor(ctx, node.value)  # the statement holds the target's old value
         if target is None or value is None or target.shape is None or value.shape is None:
             return
         try:

@@ -29,9 +29,12 @@ _CUDA_CHOICE = frozenset({
 
 
 # -- shared helpers -------------------------------------------------------------------------------------------
-def is_placeable(value) -> bool:
+def is_placeable(value, ctx: Context) -> bool:
     """A tensor or an `nn.Module` (a known layer, or `self`/an instance of an `nn.Module` subclass of this file)."""
-    return isinstance(value, (TensorValue, ModuleValue, InstanceValue))
+    if isinstance(value, InstanceValue):
+        info = ctx.facts.classes.get(value.class_name)
+        return info is not None and info.is_module  # `self` of any other class may define its own `.cuda()`
+    return isinstance(value, (TensorValue, ModuleValue))
 
 
 def is_cuda(device: Optional[str]) -> bool:
@@ -81,16 +84,19 @@ def device_variable(scope: Scope, ctx: Context, use: ast.AST) -> Optional[str]:
                 if name in seen:
                     continue
                 seen.add(name)
-                if scope.owner_of(name) is current and _holds_device(name, bindings, current is scope, ctx, use):
+                if scope.owner_of(name) is current and \
+                        _holds_device(name, bindings, current, current is scope, ctx, use):
                     found.append((0 if name == "device" else 1 + depth, name))
         current = current.parent
         depth += 1
     return min(found)[1] if found else None
 
 
-def _holds_device(name: str, bindings, same_scope: bool, ctx: Context, use: ast.AST) -> bool:
+def _holds_device(name: str, bindings, owner: Scope, same_scope: bool, ctx: Context, use: ast.AST) -> bool:
     if len(bindings) == 1 and bindings[0].kind is BindingKind.OTHER and isinstance(bindings[0].node, ast.arg):
-        return name == "device"
+        default = _default_of(bindings[0].node, owner)
+        # `device=None` may mean "leave it where it is": `.to(None)` would not move anything.
+        return name == "device" and not (isinstance(default, ast.Constant) and default.value is None)
     for binding in bindings:
         if binding.kind is not BindingKind.ASSIGN or binding.value is None:
             return False
@@ -108,9 +114,29 @@ def _holds_device(name: str, bindings, same_scope: bool, ctx: Context, use: ast.
     return True
 
 
+def _default_of(arg: ast.arg, owner: Scope) -> Optional[ast.expr]:
+    """The default value of parameter ``arg`` of the function ``owner`` belongs to (None: no default)."""
+    args = getattr(owner.node, "args", None)
+    if not isinstance(args, ast.arguments):
+        return None
+    positional = [*args.posonlyargs, *args.args]
+    if arg in positional:
+        offset = positional.index(arg) - (len(positional) - len(args.defaults))
+        return args.defaults[offset] if offset >= 0 else None
+    if arg in args.kwonlyargs:
+        return args.kw_defaults[args.kwonlyargs.index(arg)]
+    return None
+
+
+def _libcst():
+    import libcst  # only when a fix is built: its import costs ~0.5 s
+
+    return libcst
+
+
 def _rewrite_method(ctx: Context, call: ast.Call, method: str, first: Optional[str], drop_first: bool) -> Edit:
     """``cuda(0, non_blocking=True)`` -> ``to("cuda:0", non_blocking=True)``: libcst keeps the rest as written."""
-    cst = edits._cst()
+    cst = _libcst()
     span = method_tail_span(ctx, call)
     tree = cst.parse_expression(ctx.source.text_of(span))
     args = list(tree.args)
@@ -124,6 +150,9 @@ def _rewrite_method(ctx: Context, call: ast.Call, method: str, first: Optional[s
 
 
 # -- TW201 ------------------------------------------------------------------------------------------------------
+_CPU_MESSAGE = "`.cpu()` is a placement method of its own; prefer `.to(\"cpu\")` like every other placement"
+
+
 class CudaCpuMethod(Rule):
     code = "TW201"
     name = "cuda-cpu-method"
@@ -147,6 +176,10 @@ class CudaCpuMethod(Rule):
         Valid("import torch\nloss = torch.randn(()).sum()\nprint(loss.cpu().item())\n"),
         Valid("import torch\nx = torch.randn(3)\ny = torch.cuda.device_count()\n"),
         Valid("class Batch:\n    def cuda(self):\n        return self\nb = Batch().cuda()\n"),
+        Valid("import torch\n\n\nclass Pair:\n    def __init__(self, a: torch.Tensor, b: torch.Tensor):\n"
+              "        self.a, self.b = a, b\n\n    def cuda(self):\n"
+              "        return Pair(self.a.to('cuda'), self.b.to('cuda'))\n\n"
+              "    def prepare(self):\n        return self.cuda()\n"),  # not an nn.Module: its own `.cuda()`
     )
     invalid = (
         Invalid("import torch\nx = torch.randn(8, 3)\nx = x.cuda()\n",
@@ -171,6 +204,9 @@ class CudaCpuMethod(Rule):
                 "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n\nnet = Net().to(\"cuda:1\")\n"),
         Invalid("import torch as T\nw = T.zeros(3, 3, device='cuda')\nw_host = w.cpu()\n",
                 "import torch as T\nw = T.zeros(3, 3, device='cuda')\nw_host = w.to(\"cpu\")\n"),
+        Invalid("import torch\n\n\ndef upload(t: torch.Tensor, device=None):\n    return t.cuda()\n",
+                "import torch\n\n\ndef upload(t: torch.Tensor, device=None):\n"
+                "    return t.to(\"cuda\")\n"),  # not `.to(device)`: `.to(None)` would not move it
         Invalid("import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
                 "def to_host(t: torch.Tensor):\n    return t.cpu()\n",
                 "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
@@ -181,17 +217,17 @@ class CudaCpuMethod(Rule):
         func = node.func
         if not method_call(node, "cuda", "cpu") or scope.qualname(func) is not None:
             return
-        if not is_placeable(ctx.value(func.value)):
+        if not is_placeable(ctx.value(func.value), ctx):
             return
         if func.attr == "cpu":
             if ctx.index.method_called_on.get(node) in _HOST_READBACK:
                 return
             if node.args or any(k.arg is None for k in node.keywords):
-                yield self.finding(ctx, node, "`.cpu()` hard-codes the device; prefer `.to(\"cpu\")`")
+                yield self.finding(ctx, node, _CPU_MESSAGE)
                 return
             fix = Fix("Use `.to(\"cpu\")`", lambda: [_rewrite_method(ctx, node, "to", '"cpu"', False)],
                       preferred=True)
-            yield self.finding(ctx, node, "`.cpu()` hard-codes the device; prefer `.to(\"cpu\")`", [fix])
+            yield self.finding(ctx, node, _CPU_MESSAGE, [fix])
             return
         target, drop_first = self._cuda_target(node, scope, ctx)
         message = "`.cuda()` ties this code to NVIDIA GPUs; prefer `.to(device)` with a device chosen once"
@@ -235,8 +271,8 @@ def _certain_device(node: ast.AST, ctx: Context) -> bool:
         return normalize_device(text) is not None
     if isinstance(value, ScalarValue) and value.kind == "str" and value.value is not None:
         return normalize_device(value.value) is not None
-    if isinstance(value, (TensorValue,)) or value is not None and not isinstance(value, ScalarValue):
-        return False
+    if value is not None and not isinstance(value, ScalarValue):
+        return False  # a tensor (`.to(other)` takes its dtype too), a dtype, a module...
     return (isinstance(node, ast.Name) and node.id == "device") or \
         (isinstance(node, ast.Attribute) and node.attr == "device")
 
@@ -277,7 +313,8 @@ class CreateThenMove(Rule):
                 "import torch\n\n\ndef positions(seq_len: int, device):\n"
                 "    return torch.arange(seq_len, device=device)\n"),
         Invalid("import torch as th\nw = th.randn(\n    128,\n    64,\n    requires_grad=True,\n).to(\"cuda:0\")\n",
-                "import torch as th\nw = th.randn(\n    128,\n    64,\n    requires_grad=True,\n    device=\"cuda:0\",\n)\n"),
+                "import torch as th\nw = th.randn(\n    128,\n    64,\n    requires_grad=True,\n"
+                "    device=\"cuda:0\",\n)\n"),
         Invalid("import torch\nx = torch.ones(5, device='cpu').to(device='cuda')\n",
                 "import torch\nx = torch.ones(5, device='cuda')\n"),
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Embed(nn.Module):\n"
@@ -342,7 +379,7 @@ def _with_device(ctx: Context, factory: ast.Call, device_text: str) -> str:
     """The factory call with ``device=`` set to ``device_text`` (replacing one already given)."""
     if not any(k.arg == "device" for k in factory.keywords):
         return edits.rewrite_call(ctx.source, factory, None, [edits.keyword("device", device_text)]).new_text
-    cst = edits._cst()
+    cst = _libcst()
     tree = cst.parse_expression(ctx.source.text_of(ctx.source.span(factory)))
     args = [arg.with_changes(value=cst.parse_expression(device_text))
             if arg.keyword is not None and arg.keyword.value == "device" else arg for arg in tree.args]
@@ -404,7 +441,7 @@ class HardCodedCuda(Rule):
     fix_summary = ("The literal becomes `\"cuda\" if torch.cuda.is_available() else \"cpu\"` (for "
                    "`torch.device(\"cuda\")`: `torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")`). "
                    "`.cuda()` has no fix here: TW201 turns it into `.to(...)`.")
-    node_types = (ast.Call, ast.Assign)
+    node_types = (ast.Call, ast.Assign, ast.AnnAssign)
     valid = (
         Valid("import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
               "x = torch.zeros(3, device=device)\n"),
@@ -427,15 +464,18 @@ class HardCodedCuda(Rule):
         Invalid("import torch as T\n\ndef prepare(batch):\n    return batch.to(\"cuda\", non_blocking=True)\n",
                 "import torch as T\n\ndef prepare(batch):\n"
                 "    return batch.to(\"cuda\" if T.cuda.is_available() else \"cpu\", non_blocking=True)\n"),
+        Invalid("import torch\n\nTRAIN_DEVICE: str = 'cuda'\n",
+                "import torch\n\nTRAIN_DEVICE: str = 'cuda' if torch.cuda.is_available() else 'cpu'\n"),
         Invalid("import torch\nfrom torch import nn\nmodel = nn.Linear(8, 2).cuda()\n"),
     )
 
     def check(self, node: ast.AST, scope: Scope, ctx: Context) -> Iterator[Finding]:
         if not imports_torch(ctx) or chooses_cuda(ctx):
             return
-        if isinstance(node, ast.Assign):
-            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                    and "device" in node.targets[0].id.lower() and cuda_literal(node.value):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name) and "device" in targets[0].id.lower() \
+                    and node.value is not None and cuda_literal(node.value):
                 yield self._literal(node.value, scope, ctx)
             return
         qualname = scope.qualname(node.func)
@@ -452,7 +492,7 @@ class HardCodedCuda(Rule):
             return
         if node.func.attr == "to" and node.args and cuda_literal(node.args[0]):
             yield self._literal(node.args[0], scope, ctx)
-        elif node.func.attr == "cuda" and is_placeable(ctx.value(node.func.value)):
+        elif node.func.attr == "cuda" and is_placeable(ctx.value(node.func.value), ctx):
             yield self.finding(ctx, node, "`.cuda()` fails on machines without CUDA, and this file never checks "
                                           "`torch.cuda.is_available()`")
 

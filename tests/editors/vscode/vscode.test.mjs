@@ -2,9 +2,9 @@
 // with playwright-core through the keyboard, checked on screen and through the VS Code API (the
 // probe extension). Screenshots and the probe transcript go to artifacts/editors/vscode/.
 //
-//   scripts/editors/install.sh && node --test tests/editors/vscode/
+//   scripts/editors/install.sh && node --test tests/editors/vscode/vscode.test.mjs
 import assert from "node:assert/strict";
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -26,14 +26,15 @@ const LEGACY = { name: "legacy.py", hoverLine: 4, hoverColumn: 2, fixLine: 5, fi
 const LEGACY_CALL = "torch.Tensor(3, 4)";
 const SHAPE_TEXT = "Tensor[float32, (10000, 512)]";
 const PREFERRED_FIX = "Replace with `torch.empty(...)` (TW101)";
-// loop.py: line 9 `for i in range(10000):`.
-const LOOP = { name: "loop.py", line: 9 };
+// loop.py: a TW401 loop, which the server offers to benchmark with a code lens.
+const LOOP = { name: "loop.py" };
 
 const skip = missingPrerequisite();
 
 describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
   let home, workspace, codeServer, browser, bench, probe, serverCommands;
   const timings = {};
+  const notifications = [];
 
   const file = (name) => path.join(workspace, name);
 
@@ -53,6 +54,7 @@ describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
   before(async () => {
     await step("setup", async () => {
       rmSync(ARTIFACTS, { recursive: true, force: true });
+      mkdirSync(ARTIFACTS, { recursive: true });
       home = mkdtempSync(path.join(tmpdir(), "torchwise-vscode-"));
       workspace = path.join(home, "workspace");
       cpSync(FIXTURES, workspace, { recursive: true });
@@ -81,6 +83,8 @@ describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
       await bench.open(codeServer.url);
       await probe.ready();
     });
+    // Activation (onLanguage:python) comes with the first Python file; it must be installed now.
+    assert.equal((await probe.ask("extension", { id: TORCHWISE_ID })).found, true, `${TORCHWISE_ID} is not installed`);
   }, { timeout: 6 * ROUND_TRIP_MS });
 
   after(async () => {
@@ -91,14 +95,16 @@ describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
     await browser?.context.close().catch(() => undefined);
     await codeServer?.stop();
     if (home) {
-      cpSync(path.join(home, "code-server.log"), path.join(ARTIFACTS, "code-server.log"));
-      cpSync(path.join(home, "user-data/logs"), path.join(ARTIFACTS, "vscode-logs"), { recursive: true });
+      for (const [from, to] of [["code-server.log", "code-server.log"], ["user-data/logs", "vscode-logs"]]) {
+        if (existsSync(path.join(home, from))) cpSync(path.join(home, from), path.join(ARTIFACTS, to), { recursive: true });
+      }
       rmSync(home, { recursive: true, force: true });
     }
   });
 
   it("underlines the TW101 and lists it in Problems", { timeout: STEP_TIMEOUT }, () => step("diagnostics", async () => {
     await bench.openFile(LEGACY.name);
+    await probe.until(`${TORCHWISE_ID} to activate`, "extension", { id: TORCHWISE_ID }, (e) => e.isActive);
     await bench.squiggles("warning").first().waitFor({ timeout: 2 * ROUND_TRIP_MS });
     await bench.screenshot("01-squiggle");
 
@@ -121,9 +127,12 @@ describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
 
   it("shows dtype and shape on hover", { timeout: STEP_TIMEOUT }, () => step("hover", async () => {
     await bench.openFile(LEGACY.name);
+    notifications.push(...(await bench.takeNotifications())); // kept for the last test; off the picture
     await bench.goTo(LEGACY.hoverLine, LEGACY.hoverColumn);
     const shown = await bench.hoverAtCursor(SHAPE_TEXT);
-    await bench.screenshot("vscode-hover"); // squiggle and hover together: the picture for the docs
+    // Squiggle and hover together: the pictures for the docs.
+    await bench.screenshot("vscode-hover");
+    await bench.screenshotEditorTop("vscode-hover-editor");
     assert.match(shown, /on cpu/);
 
     const hovers = await probe.ask("hover", {
@@ -136,17 +145,13 @@ describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
   it("applies the preferred quick fix chosen with Ctrl+. and the keyboard", { timeout: STEP_TIMEOUT }, () =>
     step("quick fix", async () => {
       await bench.goTo(LEGACY.fixLine, LEGACY.fixColumn);
-      const entries = await bench.openQuickFixMenu("torch.empty");
+      const entries = await bench.openQuickFixMenu([PREFERRED_FIX, "Replace with `torch.zeros(...)`", "Suppress TW101 on this line"]);
       await bench.screenshot("03-quick-fix-menu");
-      assert.ok(entries.some((e) => e.includes(PREFERRED_FIX)), entries.join(" | "));
-      assert.ok(entries.some((e) => e.includes("Replace with `torch.zeros(...)`")), entries.join(" | "));
-      assert.ok(entries.some((e) => e.includes("Suppress TW101 on this line")), entries.join(" | "));
 
-      const actions = await probe.ask("codeActions", {
-        file: file(LEGACY.name),
-        range: { start: { line: LEGACY.fixLine - 1, character: LEGACY.fixColumn - 1 }, end: { line: LEGACY.fixLine - 1, character: LEGACY.fixColumn - 1 } },
-      });
-      assert.deepEqual(actions.filter((a) => a.isPreferred).map((a) => a.title), [PREFERRED_FIX]);
+      const at = { line: LEGACY.fixLine - 1, character: LEGACY.fixColumn - 1 };
+      const actions = await probe.until("the code actions", "codeActions", { file: file(LEGACY.name), range: { start: at, end: at } },
+        (found) => found.length > 0);
+      assert.deepEqual(actions.filter((a) => a.isPreferred).map((a) => a.title), [PREFERRED_FIX], JSON.stringify(actions));
 
       await bench.chooseQuickFix(PREFERRED_FIX);
       await waitFor("the fixed line on screen", async () => (await bench.editorText()).includes("weight = torch.empty(3, 4)"));
@@ -172,7 +177,7 @@ describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
     await bench.screenshot("05-restarted");
   }));
 
-  it("benchmarks a loop from its code lens", { timeout: STEP_TIMEOUT }, (t) => step("benchmark", async () => {
+  it("benchmarks a loop from its code lens", { timeout: 2 * STEP_TIMEOUT }, (t) => step("benchmark", async () => {
     if (!serverCommands.includes(BENCHMARK_COMMAND)) {
       t.skip(`the server does not advertise ${BENCHMARK_COMMAND} in executeCommandProvider.commands yet`);
       return;
@@ -181,18 +186,26 @@ describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
     const lens = bench.codeLenses("Benchmark loop vs vectorized");
     await lens.first().waitFor({ timeout: 2 * ROUND_TRIP_MS });
     const lenses = await probe.ask("codeLenses", { file: file(LOOP.name) });
-    assert.ok(lenses.some((l) => l.command === BENCHMARK_COMMAND && l.line === LOOP.line - 1), JSON.stringify(lenses));
+    assert.ok(lenses.some((l) => l.command === BENCHMARK_COMMAND), JSON.stringify(lenses));
     await bench.screenshot("06-code-lens");
 
-    // The palette command benchmarks the loop at the cursor, like the lens (whose link an
-    // overlay may cover for the mouse).
-    await bench.goTo(LOOP.line, 5);
-    await bench.runCommand("torchwise: Benchmark this loop");
+    await lens.first().locator("a", { hasText: "Benchmark loop vs vectorized" }).click({ timeout: ROUND_TRIP_MS });
     const shown = await waitFor("the benchmark result", async () => {
       const text = await bench.shownText();
       return /loop .*→ vectorized .*results match/.test(text) && text;
     }, { timeout: 3 * ROUND_TRIP_MS });
     await bench.screenshot("07-benchmark");
-    assert.match(shown, /⏱ loop .* → vectorized .* \(.*×\) · (cpu|cuda|mps) · results match/);
+    // e.g. "⏱ loop 21.3 ms → vectorized 253 µs (84×) at N=2500 of 10000 · cpu · results match"
+    assert.match(shown, /⏱ loop .+ → vectorized .+ \(.+×\)( at [^·]+)? · (cpu|cuda(:\d+)?|mps) · results match/);
   }));
+
+  // Known bug (todo until fixed): when a check is cancelled while the server awaits its
+  // workspace/configuration request, the client's late answer makes pygls show
+  // "Error in server: CANCELLED: <Future ...>" on every start and restart.
+  it("shows no error notifications", { timeout: STEP_TIMEOUT, todo: "server: late workspace/configuration answer after cancel" },
+    () => step("notifications", async () => {
+      notifications.push(...(await bench.takeNotifications()));
+      writeFileSync(path.join(ARTIFACTS, "notifications.json"), JSON.stringify(notifications, null, 2));
+      assert.deepEqual(notifications.filter((n) => n.severity === "error"), []);
+    }));
 });

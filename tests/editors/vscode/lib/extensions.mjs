@@ -34,6 +34,9 @@ function packageVsix() {
  * get), else the freshly built folder linked in place. Returns how it was installed.
  */
 export function installExtensions(extensionsDir, env) {
+  // The probe goes in first: installing a VSIX writes extensions.json from the folders present
+  // then, and VS Code drops any folder that is missing from it.
+  symlinkSync(PROBE_EXTENSION, path.join(extensionsDir, folderName(manifest(PROBE_EXTENSION))));
   const vsix = packageVsix();
   let how;
   if (vsix) {
@@ -44,6 +47,5 @@ export function installExtensions(extensionsDir, env) {
     symlinkSync(ROOT, path.join(extensionsDir, folderName(manifest(ROOT))));
     how = "linked repository folder (npm run build; no `npm run package` script)";
   }
-  symlinkSync(PROBE_EXTENSION, path.join(extensionsDir, folderName(manifest(PROBE_EXTENSION))));
   return how;
 }

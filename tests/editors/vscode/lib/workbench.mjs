@@ -41,6 +41,14 @@ export class Workbench {
     return file;
   }
 
+  /** A picture of the top of the editor only (for the docs: no empty space, no side bar). */
+  async screenshotEditorTop(name, height = 240) {
+    const box = await this.page.locator(".part.editor").boundingBox();
+    const file = path.join(this.artifacts, `${name}.png`);
+    await this.page.screenshot({ path: file, clip: { x: box.x, y: box.y, width: Math.min(box.width, 900), height } });
+    return file;
+  }
+
   /** Quick Open (Ctrl+P), then the file's name. */
   async openFile(name) {
     await this.page.keyboard.press("Control+P");
@@ -71,7 +79,7 @@ export class Workbench {
   /** Runs a command from the palette (F1) by its title, as a user would. */
   async runCommand(title) {
     await this.page.keyboard.press("F1");
-    await this.typeInQuickInput(title, title);
+    await this.typeInQuickInput(`>${title}`, title); // ">" keeps the input in command mode
   }
 
   /** Puts the cursor at a 1-based line and column (Ctrl+G, "line:column"). */
@@ -116,6 +124,9 @@ export class Workbench {
       // The server may still be analysing: ask again until the hover holds what we want.
       return hover.first().waitFor({ timeout: 5_000 }).then(() => true, () => false);
     });
+    // Let the fade-in finish, or a screenshot shows a half-transparent hover.
+    await hover.first().evaluate((element) =>
+      Promise.all(element.closest(".monaco-hover").getAnimations({ subtree: true }).map((a) => a.finished)));
     return plain(await hover.first().innerText());
   }
 
@@ -125,32 +136,59 @@ export class Workbench {
       .catch(() => undefined); // some hovers only hide on the next cursor move
   }
 
-  /** Ctrl+. at the cursor; returns the menu's entries. */
+  /** Ctrl+. at the cursor; returns the menu's entries once it lists every one of `expected`. */
   async openQuickFixMenu(expected) {
-    const row = this.page.locator(".action-widget .monaco-list-row", { hasText: expected });
-    await waitFor(`the quick fix menu with ${expected}`, async () => {
+    const rows = this.page.locator(".action-widget .monaco-list-row.action");
+    const entries = async () => (await rows.allInnerTexts()).map(plain);
+    await waitFor(`the quick fix menu with ${expected.join(", ")}`, async () => {
       await this.page.keyboard.press("Control+.");
-      return row.first().waitFor({ timeout: 5_000 }).then(() => true, async () => {
-        await this.page.keyboard.press("Escape");
-        return false;
-      });
+      const shown = await rows.first().waitFor({ timeout: 5_000 }).then(() => true, () => false);
+      // The menu may open before the server's actions are in (or say there are none): ask again.
+      if (shown) {
+        const list = await entries();
+        if (expected.every((e) => list.some((t) => t.includes(e)))) return true;
+      }
+      await this.page.keyboard.press("Escape");
+      return false;
     });
-    return (await this.page.locator(".action-widget .monaco-list-row.action").allInnerTexts()).map(plain);
+    return entries();
   }
 
   /** Moves the menu's focus with the arrow keys to the entry containing `title`, then Enter. */
   async chooseQuickFix(title) {
     const focused = this.page.locator(".action-widget .monaco-list-row.action.focused");
+    const focusedText = async () => ((await focused.count()) === 1 ? plain(await focused.innerText()) : "");
     const count = await this.page.locator(".action-widget .monaco-list-row.action").count();
     for (let step = 0; step <= count; step++) {
-      if ((await focused.count()) === 1 && (await focused.innerText()).includes(title)) {
+      const now = await focusedText();
+      if (now.includes(title)) {
         await this.page.keyboard.press("Enter");
         await this.page.locator(".action-widget").waitFor({ state: "hidden", timeout: ROUND_TRIP_MS });
         return;
       }
       await this.page.keyboard.press("ArrowDown");
+      // Read the focus only once it has moved, or a slow render makes us skip past the entry.
+      await waitFor("the menu's focus to move", async () => (await focusedText()) !== now, { timeout: 10_000, interval: 50 });
     }
     throw new Error(`no quick fix entry ${title}`);
+  }
+
+  /** Every notification so far ({severity, message}), read from the notification center, which is then cleared. */
+  async takeNotifications() {
+    await this.runCommand("Notifications: Show Notifications");
+    const center = this.page.locator(".notifications-center");
+    await center.waitFor({ timeout: ROUND_TRIP_MS });
+    const found = await center.locator(".notification-list-item").evaluateAll((items) => items.map((item) => ({
+      severity: ["error", "warning", "info"].find((s) => item.querySelector(`.codicon-${s}`)) ?? "unknown",
+      message: item.querySelector(".notification-list-item-message")?.textContent ?? "",
+    })));
+    await this.runCommand("Notifications: Clear All Notifications"); // an empty center closes itself
+    await waitFor("the notification center to close", async () => {
+      if (!(await center.isVisible())) return true;
+      await this.page.keyboard.press("Escape");
+      return false;
+    });
+    return found;
   }
 
   codeLenses(needle) {
@@ -160,8 +198,8 @@ export class Workbench {
   /** All text a benchmark result may be shown in: code lenses, notifications, inline decorations. */
   async shownText() {
     return plain(await this.page.evaluate(() => {
-      const parts = [...document.querySelectorAll(".codelens-decoration, .notifications-toasts, .notification-toast")]
-        .map((e) => e.textContent ?? "");
+      const parts = [...document.querySelectorAll(".codelens-decoration, .notification-list-item-message")]
+        .map((e) => e.innerText);
       // Text drawn by decorations lives in ::before/::after content, not in the DOM.
       for (const e of document.querySelectorAll(".monaco-editor .view-lines span[class]")) {
         for (const pseudo of ["::before", "::after"]) {
