@@ -20,11 +20,17 @@ def _record_diagnostics(client: LanguageClient, params: types.PublishDiagnostics
     client.published.append(params)
 
 
+def _code_lens_refresh(client: LanguageClient, params) -> None:
+    client.lens_refreshes += 1
+
+
 def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=default_converter)
     client.published = []  # every publishDiagnostics, in order (the versions matter)
+    client.lens_refreshes = 0  # pytest-lsp has no handler for workspace/codeLens/refresh
     register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES,
-                                   types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _record_diagnostics})
+                                   types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _record_diagnostics,
+                                   types.WORKSPACE_CODE_LENS_REFRESH: _code_lens_refresh})
     return client
 
 

@@ -35,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="list the rules, or show one rule's docs")
     rules.add_argument("code", nargs="?")
 
+    bench = sub.add_parser("bench", help="benchmark a loop against its vectorized rewrite (runs your code)")
+    from torchwise.bench.cli import add_arguments
+
+    add_arguments(bench)
+
     sub.add_parser("lsp", help="run the language server over stdio")
     return parser
 
@@ -46,6 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _check(args)
     if args.command == "rules":
         return _rules(args.code)
+    if args.command == "bench":
+        from torchwise.bench.cli import run
+
+        return run(args)
     if args.command == "lsp":
         from torchwise.lsp.server import serve
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import traceback
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from pygls.lsp.server import LanguageServer
 from torchwise import __version__
 from torchwise.config import ConfigError, RuleConfig, project_config
 from torchwise.engine import Analysis, analyze
+from torchwise.bench.service import COMMAND as BENCHMARK_COMMAND
+from torchwise.bench.service import BenchService
 from torchwise.explain import Explainer
 from torchwise.rules import ALL_RULES
 from torchwise.findings import Finding, Position, Span
@@ -41,6 +44,7 @@ class TorchwiseServer(LanguageServer):
         self.analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchwise-analysis")
         self._config_problems: set[str] = set()
         self.folder_settings: dict[str, EditorSettings] = {}  # multi-root: each folder's own settings
+        self.bench = BenchService()  # starts nothing until the user asks for a benchmark
 
     # -- logging ----------------------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
@@ -162,12 +166,24 @@ class TorchwiseServer(LanguageServer):
 server = TorchwiseServer()
 
 
+def _apply_settings(ls: TorchwiseServer, data) -> None:
+    ls.settings, problems = parse_settings(data)
+    for problem in problems:
+        ls.warn_once(problem)
+    ls.bench.configure(python=ls.settings.interpreter, time_limit=ls.settings.benchmark_time_limit,
+                       device=ls.settings.benchmark_device, sizes=dict(ls.settings.benchmark_sizes))
+
+
 @server.feature(types.INITIALIZE)
 def initialize(ls: TorchwiseServer, params: types.InitializeParams) -> None:
     """Read the editor settings sent as initializationOptions."""
-    ls.settings, problems = parse_settings(params.initialization_options)
-    for problem in problems:
-        ls.warn_once(problem)
+    _apply_settings(ls, params.initialization_options)
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: TorchwiseServer, params) -> None:
+    """Stop the benchmark worker with the server."""
+    ls.bench.shutdown()
 
 
 @server.feature(types.INITIALIZED)
@@ -198,6 +214,7 @@ def did_save(ls: TorchwiseServer, params: types.DidSaveTextDocumentParams) -> No
 def did_close(ls: TorchwiseServer, params: types.DidCloseTextDocumentParams) -> None:
     """Forget a closed document and clear its diagnostics."""
     ls.forget(params.text_document.uri)
+    ls.bench.forget(params.text_document.uri)
     ls.publish(params.text_document.uri, None, [])
 
 
@@ -227,10 +244,8 @@ def notebook_did_close(ls: TorchwiseServer, params: types.DidCloseNotebookDocume
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: TorchwiseServer, params: types.DidChangeConfigurationParams) -> None:
     """Take new editor settings and check every open document again."""
-    ls.settings, problems = parse_settings(params.settings)
+    _apply_settings(ls, params.settings)
     ls.folder_settings.clear()
-    for problem in problems:
-        ls.warn_once(problem)
     for uri in {documents.unit_of(ls.workspace, uri) for uri in ls.workspace.text_documents}:
         ls.schedule(uri, delay=0)
 
@@ -311,11 +326,72 @@ def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover | None:
     except Exception:  # hover must never break the server
         ls.log(f"torchwise: hover failed:\n{traceback.format_exc()}", types.MessageType.Error)
         return None
+    measured = ls.bench.hover(view.uri, analysis.source.text, position.line) if view.cell is None else None
     local = view.to_local(found[1]) if found is not None else None
+    if measured and local is None:
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=measured))
     if local is None:
         return None
+    if measured:
+        found = (f"{found[0]}\n\n---\n{measured}", found[1])
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=found[0]),
                        range=to_lsp_range(view.lines, local, ls.encoding))
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+def code_lens(ls: TorchwiseServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    """Support code lenses: "Benchmark loop vs vectorized" on each fixable loop, or its last result."""
+    view = ls.view(params.text_document.uri)
+    if view is None or view.cell is not None:
+        return []  # notebooks: not yet (cells would need their lines mapped both ways)
+    analysis = view.checked.analysis
+    return [types.CodeLens(
+        range=types.Range(start=types.Position(line=lens.line, character=0),
+                          end=types.Position(line=lens.line, character=0)),
+        command=types.Command(title=lens.title, command=lens.command, arguments=lens.arguments))
+        for lens in ls.bench.lenses(view.uri, analysis.source.text, analysis)]
+
+
+@server.command(BENCHMARK_COMMAND)
+async def benchmark_loop(ls: TorchwiseServer, uri: str, line: int) -> dict:
+    """Run the loop on ``line`` (0-based) and its vectorized rewrite in the user's Python; show the timing."""
+    view = ls.view(uri)
+    if view is None or view.cell is not None:
+        return {"loop_s": None, "vectorized_s": None, "speedup": None, "device": None, "match": None,
+                "message": "torchwise: the file is being analysed (or is a notebook cell); try again in a moment"}
+    token = str(uuid.uuid4())
+    task = asyncio.current_task()
+    progress = None
+    try:
+        await ls.work_done_progress.create_async(token)
+        ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+            title="torchwise: benchmarking the loop", cancellable=True, message="starting"))
+        progress = token
+        cancelled = ls.work_done_progress.tokens.get(token)
+        if cancelled is not None and task is not None:
+            cancelled.add_done_callback(lambda f: f.cancelled() and task.cancel())
+    except Exception:  # a client without progress support still gets its result
+        progress = None
+    analysis = view.checked.analysis
+
+    def report(stage: str) -> None:
+        if progress is not None:
+            ls.work_done_progress.report(progress, types.WorkDoneProgressReport(message=stage))
+    try:
+        result = await ls.bench.benchmark(uri, analysis.source.text, int(line), analysis=analysis,
+                                          on_progress=report)
+    except asyncio.CancelledError:
+        result = {"loop_s": None, "vectorized_s": None, "speedup": None, "device": None, "match": None,
+                  "message": "torchwise: benchmark cancelled"}
+    finally:
+        if progress is not None:
+            ls.work_done_progress.end(progress, types.WorkDoneProgressEnd())
+    capabilities = ls.client_capabilities.workspace
+    if capabilities and capabilities.code_lens and capabilities.code_lens.refresh_support:
+        ls.workspace_code_lens_refresh(None)
+    if result.get("message"):
+        ls.log(result["message"], types.MessageType.Info)
+    return result
 
 
 def serve() -> None:

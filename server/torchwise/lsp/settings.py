@@ -19,6 +19,8 @@ class EditorSettings:
     rules: RuleConfig = field(default_factory=RuleConfig)
     benchmark_device: str = "auto"
     benchmark_time_limit: float = 30.0
+    benchmark_sizes: tuple = ()  # ((name, size), ...) for loops whose sizes the analysis cannot know
+    interpreter: str = ""  # the user's Python (its torch, its GPU): where benchmarks run
 
 
 def parse_settings(data: Any) -> tuple[EditorSettings, list[str]]:
@@ -40,4 +42,13 @@ def parse_settings(data: Any) -> tuple[EditorSettings, list[str]]:
     if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit <= 0:
         problems.append(f"torchwise.benchmark.timeLimit: {limit!r} is not a positive number; using 30")
         limit = 30
-    return EditorSettings(rules, device, float(limit)), problems
+    sizes = bench.get("sizes") or {}
+    if not isinstance(sizes, Mapping) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in sizes.values()):
+        problems.append("torchwise.benchmark.sizes: expected an object of names to sizes, such as {\"N\": 1000}")
+        sizes = {}
+    interpreter = data.get("interpreter") or ""
+    if not isinstance(interpreter, str):
+        problems.append("torchwise.interpreter: expected a path")
+        interpreter = ""
+    return EditorSettings(rules, device, float(limit), tuple(sorted(sizes.items())), interpreter), problems
