@@ -1,12 +1,13 @@
 # One command to set up and try torchwise, one to run every test:
 #   make demo    # venv + install + `torchwise check examples/`
 #   make test    # venv + npm packages + Python tests + client tests
+#   make test-editors  # real VS Code (code-server) and Neovim end to end (installs them first)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo setup test test-python test-client build bench bench-quick clean
+.PHONY: demo setup test test-python test-client test-editors editors-install bench bench-quick clean
 
 setup: $(STAMP) node_modules/.package-lock.json
 
@@ -26,11 +27,18 @@ demo: $(STAMP)
 test: test-python test-client
 
 test-python: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m "not editor"
 
 test-client: node_modules/.package-lock.json
 	npm test
 	npm run build
+
+# Real editors (Neovim, VS Code as code-server in Chromium): Debian packages and npm installs, ~2.5 min once.
+editors-install:
+	scripts/editors/install.sh
+
+test-editors: $(STAMP) node_modules/.package-lock.json editors-install
+	scripts/editors/run.sh
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_server.py

@@ -45,6 +45,7 @@ class TorchwiseServer(LanguageServer):
         self.analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchwise-analysis")
         self._config_problems: set[str] = set()
         self.folder_settings: dict[str, EditorSettings] = {}  # multi-root: each folder's own settings
+        self.folder_requests: dict[str, asyncio.Future] = {}
         self.bench = BenchService()  # starts nothing until the user asks for a benchmark
         self.recent: list[str] = []  # units whose hover facts are kept, most recent last
 
@@ -71,19 +72,32 @@ class TorchwiseServer(LanguageServer):
         capabilities = self.client_capabilities.workspace
         if folder is None or capabilities is None or not capabilities.configuration:
             return self.settings
-        if folder not in self.folder_settings:
-            try:
-                answer = await asyncio.wait_for(self.workspace_configuration_async(types.ConfigurationParams(
-                    items=[types.ConfigurationItem(scope_uri=folder, section="torchwise")])), timeout=2)
-            except Exception:  # a client that cannot answer: the global settings hold
-                answer = None
-            settings = self.settings
-            if answer and isinstance(answer[0], dict) and answer[0]:
-                settings, problems = parse_settings({"torchwise": answer[0]})
-                for problem in problems:
-                    self.warn_once(problem)
-            self.folder_settings[folder] = settings
-        return self.folder_settings[folder]
+        if folder in self.folder_settings:
+            return self.folder_settings[folder]
+        # One request per folder, never cancelled with the check that asked (a late answer to a
+        # cancelled request makes pygls report an error to the user).
+        request = self.folder_requests.get(folder)
+        if request is None:
+            request = self.folder_requests[folder] = asyncio.ensure_future(self._fetch_settings(folder))
+        try:
+            return await asyncio.wait_for(asyncio.shield(request), timeout=2)
+        except asyncio.TimeoutError:
+            return self.settings  # a client that does not answer: the global settings hold meanwhile
+
+    async def _fetch_settings(self, folder: str) -> EditorSettings:
+        try:
+            answer = await self.workspace_configuration_async(types.ConfigurationParams(
+                items=[types.ConfigurationItem(scope_uri=folder, section="torchwise")]))
+        except Exception:
+            answer = None
+        settings = self.settings
+        if answer and isinstance(answer[0], dict) and answer[0]:
+            settings, problems = parse_settings({"torchwise": answer[0]})
+            for problem in problems:
+                self.warn_once(problem)
+        self.folder_settings[folder] = settings
+        self.folder_requests.pop(folder, None)
+        return settings
 
     def rule_config(self, path: str | None, settings: EditorSettings | None = None) -> RuleConfig:
         config = (settings or self.settings).rules
@@ -267,6 +281,7 @@ def did_change_configuration(ls: TorchwiseServer, params: types.DidChangeConfigu
     """Take new editor settings and check every open document again."""
     _apply_settings(ls, params.settings)
     ls.folder_settings.clear()
+    ls.folder_requests.clear()
     for uri in {documents.unit_of(ls.workspace, uri) for uri in ls.workspace.text_documents}:
         ls.schedule(uri, delay=0)
 

@@ -199,10 +199,9 @@ describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
     assert.match(shown, /⏱ loop .+ → vectorized .+ \(.+×\)( at [^·]+)? · (cpu|cuda(:\d+)?|mps) · results match/);
   }));
 
-  // Known bug (todo until fixed): when a check is cancelled while the server awaits its
-  // workspace/configuration request, the client's late answer makes pygls show
-  // "Error in server: CANCELLED: <Future ...>" on every start and restart.
-  it("shows no error notifications", { timeout: STEP_TIMEOUT, todo: "server: late workspace/configuration answer after cancel" },
+  // Guards a fixed bug: a check cancelled while the server awaited workspace/configuration made the
+  // client's late answer show "Error in server: CANCELLED: <Future ...>" on every start.
+  it("shows no error notifications", { timeout: STEP_TIMEOUT },
     () => step("notifications", async () => {
       notifications.push(...(await bench.takeNotifications()));
       writeFileSync(path.join(ARTIFACTS, "notifications.json"), JSON.stringify(notifications, null, 2));
