@@ -218,11 +218,15 @@ async def test_every_rule_fix_over_lsp(client, code, i, example):
     assert code not in [d.code for d in await doc.diagnostics()]
 
 
-async def test_notebook_cells_share_facts_and_get_their_own_diagnostics(client):
-    notebook_uri = (client.root / "explore.ipynb").as_uri()
+@pytest.mark.parametrize("style", ["plain", "code-server"])
+async def test_notebook_cells_share_facts_and_get_their_own_diagnostics(client, style):
+    notebook_uri = (client.root / f"explore_{style}.ipynb").as_uri()
     cells = [("%matplotlib inline\nimport torch\nx = torch.randn(3, 4)\n"),
              ("h = torch.randn(3)\ny = x + h\nw = torch.Tensor(2)\n")]
-    cell_uris = [f"vscode-notebook-cell:{client.root / 'explore.ipynb'}#cell{i}" for i in range(len(cells))]
+    path = client.root / f"explore_{style}.ipynb"
+    # code-server's cell URIs carry a host and a percent-encoded fragment.
+    cell_uris = [f"vscode-notebook-cell:{path}#cell{i}" if style == "plain" else
+                 f"vscode-notebook-cell://127.0.0.1:44729{path}#W{i}sdnNjb2RlLXJlbW90ZQ%3D%3D" for i in range(2)]
     client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
         notebook_document=types.NotebookDocument(
             uri=notebook_uri, notebook_type="jupyter-notebook", version=1,

@@ -261,6 +261,10 @@ export class TorchwiseServer implements Disposable {
       documentSelector: [
         { scheme: "file", language: "python" },
         { scheme: "untitled", language: "python" },
+        // Python cells of any notebook: the server's notebookDocumentSync then gets the whole
+        // notebook (its cells analysed in order as one module), and hovers and code actions work
+        // in cells too.
+        { notebook: "*", language: "python" },
       ],
       outputChannel: this.log,
       initializationOptions: { settings: this.settingsFor() },

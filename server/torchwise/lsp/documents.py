@@ -8,6 +8,7 @@ of a notebook, with positions mapped between the two.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import unquote
 from typing import Optional
 
 from pygls.workspace import Workspace
@@ -35,6 +36,11 @@ class Checked:
     cells: Optional[notebook.Combined] = None
 
 
+def text_document(workspace: Workspace, uri: str):
+    """An open document by the URI the client uses (pygls keys them unquoted: `%20`, `%3D` in cell URIs)."""
+    return workspace.text_documents.get(unquote(uri))
+
+
 def unit_of(workspace: Workspace, uri: str) -> str:
     """The unit a document belongs to: its notebook for a cell, else itself."""
     book = workspace.get_notebook_document(cell_uri=uri)
@@ -46,12 +52,12 @@ def snapshot(workspace: Workspace, uri: str) -> Optional[Snapshot]:
     if book is not None:
         cells = []
         for cell in book.cells:
-            doc = workspace.text_documents.get(cell.document)
+            doc = text_document(workspace, cell.document)
             if doc is not None and (doc.language_id or "python") == "python":
                 cells.append((cell.document, doc.source))
         combined = notebook.combine(cells)
         return Snapshot(uri, book.version, combined.text, None, combined)
-    doc = workspace.text_documents.get(uri)
+    doc = text_document(workspace, uri)
     if doc is None:
         return None
     return Snapshot(uri, doc.version, doc.source, doc.path)
@@ -61,7 +67,7 @@ def current_version(workspace: Workspace, uri: str) -> Optional[int]:
     book = workspace.get_notebook_document(notebook_uri=uri)
     if book is not None:
         return book.version
-    doc = workspace.text_documents.get(uri)
+    doc = text_document(workspace, uri)
     return doc.version if doc is not None else -1
 
 
@@ -102,7 +108,7 @@ def view(workspace: Workspace, checked_by_unit: dict, uri: str) -> Optional[View
     checked = checked_by_unit.get(unit)
     if checked is None or checked.version != current_version(workspace, unit):
         return None
-    doc = workspace.text_documents.get(uri)
+    doc = text_document(workspace, uri)
     if doc is None:
         return None
     if checked.cells is None:

@@ -156,7 +156,7 @@ class TorchwiseServer(LanguageServer):
                                              for f in analysis.findings])
             return
         for cell in snap.cells.cells:
-            doc = self.workspace.text_documents.get(cell.key)
+            doc = documents.text_document(self.workspace, cell.key)
             cell_view = documents.view(self.workspace, self.checked, cell.key)
             if doc is None or cell_view is None:
                 continue
