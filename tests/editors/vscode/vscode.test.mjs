@@ -26,6 +26,10 @@ const LEGACY = { name: "legacy.py", hoverLine: 4, hoverColumn: 2, fixLine: 5, fi
 const LEGACY_CALL = "torch.Tensor(3, 4)";
 const SHAPE_TEXT = "Tensor[float32, (10000, 512)]";
 const PREFERRED_FIX = "Replace with `torch.empty(...)` (TW101)";
+// explore.ipynb: cell 1 `import torch` / `x = torch.randn(3, 4)`; cell 2 `h = torch.randn(3)` /
+// `y = x + h` (TW501: (3, 4) + (3,) do not broadcast) / `w = torch.Tensor(2, 2)` (TW101).
+const NOTEBOOK = { name: "explore.ipynb", broadcastLine: 1, legacyLine: 2, legacyCall: "torch.Tensor(2, 2)", hoverCharacter: 4 };
+const NOTEBOOK_SHAPE = "Tensor[float32, (3, 4)]";
 // loop.py: a TW401 loop, which the server offers to benchmark with a code lens.
 const LOOP = { name: "loop.py" };
 
@@ -175,6 +179,38 @@ describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
       { file: file(LEGACY.name), line: LEGACY.hoverLine - 1, character: LEGACY.hoverColumn - 1 },
       (hovers) => hovers.some((text) => text.includes(SHAPE_TEXT)));
     await bench.screenshot("05-restarted");
+  }));
+
+  it("checks a notebook's cells with cell-local ranges", { timeout: 2 * STEP_TIMEOUT }, () => step("notebook", async () => {
+    await bench.openNotebook(NOTEBOOK.name);
+    const cells = await probe.until("the notebook's two Python cells", "notebookCells", { file: file(NOTEBOOK.name) },
+      (found) => Array.isArray(found) && found.length === 2);
+    assert.deepEqual(cells.map((c) => [c.kind, c.languageId]), [["Code", "python"], ["Code", "python"]], JSON.stringify(cells));
+    const [first, second] = cells;
+    assert.match(second.uri, /^vscode-notebook-cell:/);
+
+    const diagnostics = await probe.until("TW501 and TW101 in cell 2", "diagnostics", { uri: second.uri },
+      (found) => ["TW501", "TW101"].every((code) => found.some((d) => d.code === code)));
+    const byCode = (code) => diagnostics.find((d) => d.code === code);
+    assert.equal(byCode("TW501").range.start.line, NOTEBOOK.broadcastLine, JSON.stringify(diagnostics));
+    const legacy = byCode("TW101");
+    assert.equal(legacy.source, "torchwise");
+    const column = second.text.split("\n")[NOTEBOOK.legacyLine].indexOf(NOTEBOOK.legacyCall);
+    assert.deepEqual(legacy.range, {
+      start: { line: NOTEBOOK.legacyLine, character: column },
+      end: { line: NOTEBOOK.legacyLine, character: column + NOTEBOOK.legacyCall.length },
+    });
+    const inFirst = await probe.ask("diagnostics", { uri: first.uri });
+    assert.deepEqual(inFirst.filter((d) => ["TW501", "TW101"].includes(d.code)), [], JSON.stringify(inFirst));
+
+    // `x` in cell 2 was defined in cell 1: the server reads the cells as one program.
+    await probe.until(`a hover with ${NOTEBOOK_SHAPE} on x in cell 2`, "hover",
+      { uri: second.uri, line: NOTEBOOK.broadcastLine, character: NOTEBOOK.hoverCharacter },
+      (hovers) => hovers.some((text) => text.includes(NOTEBOOK_SHAPE)));
+    // The picture with the squiggles drawn in cell 2.
+    await bench.page.locator(".notebook-editor .squiggly-warning, .notebook-editor .squiggly-error").first()
+      .waitFor({ timeout: ROUND_TRIP_MS });
+    await bench.screenshot("08-notebook");
   }));
 
   it("benchmarks a loop from its code lens", { timeout: 2 * STEP_TIMEOUT }, (t) => step("benchmark", async () => {

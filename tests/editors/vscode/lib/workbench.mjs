@@ -57,6 +57,14 @@ export class Workbench {
     await this.focusedEditor().waitFor({ timeout: ROUND_TRIP_MS });
   }
 
+  /** Quick Open (Ctrl+P) of a .ipynb: it opens in the notebook editor, which shows its cells. */
+  async openNotebook(name) {
+    await this.page.keyboard.press("Control+P");
+    await this.typeInQuickInput(name, name);
+    await this.activeTab(name).waitFor({ timeout: ROUND_TRIP_MS });
+    await this.page.locator(".notebook-editor .cell-list-container .code-cell-row").first().waitFor({ timeout: ROUND_TRIP_MS });
+  }
+
   activeTab(name) {
     return this.page.locator(`.tab.active[data-resource-name="${name}"]`);
   }

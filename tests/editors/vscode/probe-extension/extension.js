@@ -17,8 +17,9 @@ function plainRange(range) {
   };
 }
 
-function uriOf(file) {
-  return vscode.Uri.file(file);
+/** A file path, or `{uri}` for documents without one (notebook cells). */
+function uriOf(file, uri) {
+  return uri ? vscode.Uri.parse(uri) : vscode.Uri.file(file);
 }
 
 function markdownText(content) {
@@ -46,8 +47,8 @@ function serverProcesses() {
 }
 
 const actions = {
-  async diagnostics({ file }) {
-    return vscode.languages.getDiagnostics(uriOf(file)).map((d) => ({
+  async diagnostics({ file, uri }) {
+    return vscode.languages.getDiagnostics(uriOf(file, uri)).map((d) => ({
       code: typeof d.code === "object" ? d.code.value : d.code,
       source: d.source,
       message: d.message,
@@ -55,9 +56,9 @@ const actions = {
       range: plainRange(d.range),
     }));
   },
-  async hover({ file, line, character }) {
+  async hover({ file, uri, line, character }) {
     const hovers = await vscode.commands.executeCommand(
-      "vscode.executeHoverProvider", uriOf(file), new vscode.Position(line, character));
+      "vscode.executeHoverProvider", uriOf(file, uri), new vscode.Position(line, character));
     return (hovers ?? []).map((h) => h.contents.map(markdownText).join("\n"));
   },
   async codeActions({ file, range }) {
@@ -68,6 +69,18 @@ const actions = {
   async codeLenses({ file }) {
     const lenses = await vscode.commands.executeCommand("vscode.executeCodeLensProvider", uriOf(file), 100);
     return (lenses ?? []).map((l) => ({ title: l.command?.title, command: l.command?.command, line: l.range.start.line }));
+  },
+  /** The cells of an open notebook: their kind, language, text and document URI. */
+  async notebookCells({ file }) {
+    const notebook = vscode.workspace.notebookDocuments.find((n) => n.uri.fsPath === uriOf(file).fsPath);
+    if (!notebook) return null;
+    return notebook.getCells().map((cell) => ({
+      index: cell.index,
+      kind: vscode.NotebookCellKind[cell.kind],
+      languageId: cell.document.languageId,
+      uri: cell.document.uri.toString(),
+      text: cell.document.getText(),
+    }));
   },
   async text({ file }) {
     const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === uriOf(file).fsPath);
