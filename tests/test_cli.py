@@ -191,3 +191,16 @@ def test_notebooks_report_cell_line_col_and_fix_in_place(tmp_path):
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     assert cells[1]["source"][0] == "%matplotlib inline\n"  # IPython syntax kept as written
     assert cells[2]["source"] == ["h = torch.randn(3)\n", "y = x + h.unsqueeze(1)\n", "w = torch.empty(2, 2)"]
+
+
+def test_examples_show_their_pitfalls_and_the_clean_model_is_clean():
+    examples = Path(__file__).parent.parent / "examples"
+    result = run("check", str(examples), "--format", "json", cwd=examples)
+    items = json.loads(result.stdout)
+    by_file = {}
+    for item in items:
+        by_file.setdefault(Path(item["filename"]).name, set()).add(item["code"])
+    assert "clean_model.py" not in by_file, by_file.get("clean_model.py")
+    assert {"TW101", "TW102", "TW105", "TW106"} <= by_file["legacy_constructors.py"]
+    assert {"TW104", "TW301", "TW601"} <= by_file["training_loop.py"]
+    assert {"TW401", "TW402", "TW403", "TW404", "TW405", "TW406", "TW407"} <= by_file["vectorize_me.py"]
