@@ -159,7 +159,9 @@ describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
 
       await bench.chooseQuickFix(PREFERRED_FIX);
       await waitFor("the fixed line on screen", async () => (await bench.editorText()).includes("weight = torch.empty(3, 4)"));
-      const { text } = await probe.ask("text", { file: file(LEGACY.name) });
+      // The extension host's copy of the document follows the editor's a moment later: wait for it.
+      const { text } = await probe.until("the fixed text in the extension host", "text", { file: file(LEGACY.name) },
+        (found) => /^weight = torch\.empty\(3, 4\)$/m.test(found.text));
       assert.match(text, /^weight = torch\.empty\(3, 4\)$/m);
       assert.ok(!text.includes(LEGACY_CALL));
 
