@@ -204,3 +204,10 @@ def test_examples_show_their_pitfalls_and_the_clean_model_is_clean():
     assert {"TW101", "TW102", "TW105", "TW106"} <= by_file["legacy_constructors.py"]
     assert {"TW104", "TW301", "TW601"} <= by_file["training_loop.py"]
     assert {"TW401", "TW402", "TW403", "TW404", "TW405", "TW406", "TW407"} <= by_file["vectorize_me.py"]
+
+
+def test_the_server_advertises_the_benchmark_command_by_its_spec_name():
+    from torchwise.bench.service import COMMAND
+    from torchwise.lsp.server import BENCHMARK_COMMAND
+
+    assert BENCHMARK_COMMAND == COMMAND == "torchwise.benchmarkLoop"

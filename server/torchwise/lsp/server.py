@@ -15,8 +15,6 @@ from pygls.lsp.server import LanguageServer
 from torchwise import __version__
 from torchwise.config import ConfigError, RuleConfig, project_config
 from torchwise.engine import Analysis, analyze, infer
-from torchwise.bench.service import COMMAND as BENCHMARK_COMMAND
-from torchwise.bench.service import BenchService
 from torchwise.explain import Explainer
 from torchwise.rules import ALL_RULES
 from torchwise.findings import Finding, Position, Span
@@ -25,6 +23,7 @@ from torchwise.lsp.convert import from_lsp_position, to_diagnostic, to_lsp_range
 from torchwise.lsp.documents import Checked
 from torchwise.lsp.settings import EditorSettings, parse_settings
 
+BENCHMARK_COMMAND = "torchwise.benchmarkLoop"  # the spec's name (torchwise.bench.service.COMMAND)
 # Typing pauses shorter than this are not worth an analysis. TORCHWISE_DEBOUNCE_MS overrides it
 # (benchmarks set 0 to measure analysis latency alone).
 DEBOUNCE_S = float(os.environ.get("TORCHWISE_DEBOUNCE_MS", "100")) / 1000
@@ -46,7 +45,7 @@ class TorchwiseServer(LanguageServer):
         self._config_problems: set[str] = set()
         self.folder_settings: dict[str, EditorSettings] = {}  # multi-root: each folder's own settings
         self.folder_requests: dict[str, asyncio.Future] = {}
-        self.bench = BenchService()  # starts nothing until the user asks for a benchmark
+        self._bench = None  # the benchmark service, made (and its modules imported) on first use
         self.recent: list[str] = []  # units whose hover facts are kept, most recent last
 
     # -- logging ----------------------------------------------------------------------
@@ -163,6 +162,21 @@ class TorchwiseServer(LanguageServer):
             self.publish(cell.key, doc.version, [to_diagnostic(cell_view.lines, f, span, self.encoding)
                                                  for f, span in cell_view.findings()])
 
+    @property
+    def bench(self):
+        """The benchmark service: imported on first use, to keep start-up short; it starts no process."""
+        if self._bench is None:
+            from torchwise.bench.service import BenchService
+
+            self._bench = BenchService()
+            self.configure_bench()
+        return self._bench
+
+    def configure_bench(self) -> None:
+        if self._bench is not None:
+            self._bench.configure(python=self.settings.interpreter, time_limit=self.settings.benchmark_time_limit,
+                                  device=self.settings.benchmark_device, sizes=dict(self.settings.benchmark_sizes))
+
     def _keep_facts(self, uri: str) -> None:
         """Hover facts are the bulk of an analysis' memory: keep them for the documents in use only."""
         if uri in self.recent:
@@ -205,8 +219,7 @@ def _apply_settings(ls: TorchwiseServer, data) -> None:
     ls.settings, problems = parse_settings(data)
     for problem in problems:
         ls.warn_once(problem)
-    ls.bench.configure(python=ls.settings.interpreter, time_limit=ls.settings.benchmark_time_limit,
-                       device=ls.settings.benchmark_device, sizes=dict(ls.settings.benchmark_sizes))
+    ls.configure_bench()
 
 
 @server.feature(types.INITIALIZE)
@@ -218,7 +231,8 @@ def initialize(ls: TorchwiseServer, params: types.InitializeParams) -> None:
 @server.feature(types.SHUTDOWN)
 def shutdown(ls: TorchwiseServer, params) -> None:
     """Stop the benchmark worker with the server."""
-    ls.bench.shutdown()
+    if ls._bench is not None:
+        ls._bench.shutdown()
 
 
 @server.feature(types.INITIALIZED)
@@ -249,7 +263,8 @@ def did_save(ls: TorchwiseServer, params: types.DidSaveTextDocumentParams) -> No
 def did_close(ls: TorchwiseServer, params: types.DidCloseTextDocumentParams) -> None:
     """Forget a closed document and clear its diagnostics."""
     ls.forget(params.text_document.uri)
-    ls.bench.forget(params.text_document.uri)
+    if ls._bench is not None:
+        ls._bench.forget(params.text_document.uri)
     ls.publish(params.text_document.uri, None, [])
 
 
@@ -363,7 +378,8 @@ def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover | None:
     except Exception:  # hover must never break the server
         ls.log(f"torchwise: hover failed:\n{traceback.format_exc()}", types.MessageType.Error)
         return None
-    measured = ls.bench.hover(view.uri, analysis.source.text, position.line) if view.cell is None else None
+    measured = ls._bench.hover(view.uri, analysis.source.text, position.line) \
+        if view.cell is None and ls._bench is not None else None  # nothing measured before the service exists
     local = view.to_local(found[1]) if found is not None else None
     if measured and local is None:
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=measured))
