@@ -713,6 +713,16 @@ def _einsum(inf, call: Call):
 
 
 # -- shape ops -----------------------------------------------------------------------------------------------------
+def _resized(receiver: TensorValue, call: Call, shape_fn):
+    """(the sizes the call asks for, the resulting shape) of view/reshape/expand/repeat, or None when
+    either is unknown or PyTorch raises (a rule reports that)."""
+    sizes = _sizes(call)
+    if sizes is None or receiver.shape is None:
+        return None
+    shape = shaped(shape_fn, receiver.shape, sizes)
+    return (sizes, shape) if shape is not None else None
+
+
 def _sizes(call: Call) -> Optional[tuple]:
     if call.starred or call.kwargs.keys() - {"size", "shape"}:
         return None
@@ -731,12 +741,10 @@ def _with_layout(inf, receiver: TensorValue, shape, strides):
 def _view(inf, receiver, call: Call):
     if call.args and dtype_arg(call.args[0]) is not None and len(call.args) == 1:
         return None  # view(dtype) reinterprets bytes
-    requested = _sizes(call)
-    if requested is None or receiver.shape is None:
+    resized = _resized(receiver, call, shapes.reshape)
+    if resized is None:
         return None
-    shape = shaped(shapes.reshape, receiver.shape, requested)
-    if shape is None:
-        return None  # unknown, or PyTorch raises (a rule reports it)
+    requested, shape = resized
     strides = None
     if receiver.strides is not None:
         strides = layout.view_strides(receiver.shape, receiver.strides, shape)
@@ -749,12 +757,10 @@ def _view(inf, receiver, call: Call):
 
 @_register(TENSOR_METHODS, "reshape")
 def _reshape(inf, receiver, call: Call):
-    requested = _sizes(call)
-    if requested is None or receiver.shape is None:
+    resized = _resized(receiver, call, shapes.reshape)
+    if resized is None:
         return None
-    shape = shaped(shapes.reshape, receiver.shape, requested)
-    if shape is None:
-        return None  # unknown, or PyTorch raises (a rule reports it)
+    requested, shape = resized
     strides = layout.reshape_strides(receiver.shape, receiver.strides, shape)
     viewable = layout.can_view(receiver.shape, receiver.strides, shape) if receiver.strides is not None else None
     memory = {True: "a view: shares memory with its input", False: "a copy (the input's layout cannot be viewed)"}
@@ -840,12 +846,10 @@ def flatten_value(inf, receiver: TensorValue, start: int, end: int):
 
 @_register(TENSOR_METHODS, "expand")
 def _expand(inf, receiver, call: Call):
-    sizes = _sizes(call)
-    if sizes is None or receiver.shape is None:
+    resized = _resized(receiver, call, shapes.expand)
+    if resized is None:
         return None
-    shape = shaped(shapes.expand, receiver.shape, sizes)
-    if shape is None:
-        return None  # unknown, or PyTorch raises (a rule reports it)
+    sizes, shape = resized
     strides = layout.expand_strides(receiver.shape, receiver.strides, sizes)
     return _with_layout(inf, receiver, shape, strides)
 
@@ -860,12 +864,10 @@ def _expand_as(inf, receiver, call: Call):
 
 @_register(TENSOR_METHODS, "repeat")
 def _repeat(inf, receiver, call: Call):
-    sizes = _sizes(call)
-    if sizes is None or receiver.shape is None:
+    resized = _resized(receiver, call, shapes.repeat)
+    if resized is None:
         return None
-    shape = shaped(shapes.repeat, receiver.shape, sizes)
-    if shape is None:
-        return None  # unknown, or PyTorch raises (a rule reports it)
+    sizes, shape = resized
     return derived(inf, receiver, shape=shape)
 
 

@@ -41,6 +41,15 @@ def value_before(ctx: Context, stmt: ast.stmt, target: ast.expr):
     return ctx.value(stmt) if isinstance(stmt, ast.AugAssign) else ctx.value(target)
 
 
+def changed_tensor(ctx: Context, stmt: ast.stmt) -> Optional[tuple[ast.expr, str, TensorValue]]:
+    """(target, how, its value before) when ``stmt`` changes a known tensor in place."""
+    found = inplace_target(stmt)
+    if found is None:
+        return None
+    value = value_before(ctx, stmt, found[0])
+    return (*found, value) if isinstance(value, TensorValue) else None
+
+
 def _text(ctx: Context, node: ast.AST) -> str:
     return ctx.source.text_of(ctx.source.span(node))
 
@@ -94,12 +103,11 @@ class InplaceOnLeaf(Rule):
     )
 
     def check(self, node: ast.stmt, scope: Scope, ctx: Context) -> Iterator[Finding]:
-        found = inplace_target(node)
-        if found is None:
+        changed = changed_tensor(ctx, node)
+        if changed is None:
             return
-        target, how = found
-        value = value_before(ctx, node, target)
-        if not (isinstance(value, TensorValue) and value.requires_grad is True and value.is_leaf is True):
+        target, how, value = changed
+        if not (value.requires_grad is True and value.is_leaf is True):
             return
         if node in ctx.facts.grad_not_on:
             return
@@ -154,12 +162,11 @@ class InplaceOnSavedOutput(Rule):
     )
 
     def check(self, node: ast.stmt, scope: Scope, ctx: Context) -> Iterator[Finding]:
-        found = inplace_target(node)
-        if found is None:
+        changed = changed_tensor(ctx, node)
+        if changed is None:
             return
-        target, how = found
-        value = value_before(ctx, node, target)
-        if not (isinstance(value, TensorValue) and value.saved_by and value.requires_grad):
+        target, how, value = changed
+        if not (value.saved_by and value.requires_grad):
             return
         name = _text(ctx, target)
         fixes = []
@@ -212,12 +219,11 @@ class WriteThroughView(Rule):
     )
 
     def check(self, node: ast.stmt, scope: Scope, ctx: Context) -> Iterator[Finding]:
-        found = inplace_target(node)
-        if found is None or not isinstance(found[0], ast.Name):
+        changed = changed_tensor(ctx, node)
+        if changed is None or not isinstance(changed[0], ast.Name):
             return
-        view_name = found[0].id
-        value = value_before(ctx, node, found[0])
-        if not (isinstance(value, TensorValue) and (value.memory or "").startswith("a view")):
+        view_name, value = changed[0].id, changed[2]
+        if not (value.memory or "").startswith("a view"):
             return
         # Bound once by `b = <view>`; `b += ...` rebinds the same tensor, which is fine.
         owner = scope.owner_of(view_name)
