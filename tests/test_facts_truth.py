@@ -766,6 +766,16 @@ FIXED_BUGS: list = [
          "y = torch.as_tensor(np.zeros((2, 1, 0)))\n",
          "x = torch.zeros(4, 0, 3).transpose(0, 2)\ny = x + 1\n"),
         prop=r"tensor.strides", message=r"\(shape \([^)]*\b0\b"),
+    KnownBug(
+        "layer-params-of-unknown-dtype",
+        "a layer made where the default dtype is unknown (set_default_dtype elsewhere in the file) has "
+        "parameters of unknown dtype; applied to a float32 input it may raise (mixed dtype), and the engine "
+        "claimed the input's dtype",
+        ("torch.set_default_dtype(torch.float64)\ndef f(p):\n    return nn.LayerNorm(3)(p)\n"
+         "y = f(torch.randn(2, 3, dtype=torch.float32))\n",
+         "torch.set_default_dtype(torch.float64)\ndef f(p):\n    return nn.Linear(3, 2)(p)\n"
+         "y = f(torch.randn(2, 3, dtype=torch.float32))\n"),
+        prop=RAISES, op=r"call"),
 ]
 
 

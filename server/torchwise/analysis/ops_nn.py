@@ -213,8 +213,8 @@ def call_module(inf, module: ModuleValue, call: Call):
         if not _accepts(module, x):
             return None
         params = [p for _, p in module.params]
-        if x.dtype is not None and any(p.dtype is not None and p.dtype != x.dtype for p in params):
-            return None  # a float32 norm layer on float64 input raises (mixed dtype)
+        if x.dtype is not None and any(p.dtype != x.dtype for p in params):
+            return None  # a float32 norm layer on float64 input raises (mixed dtype); unknown: it may
         return derived(inf, x, *params)
     return None
 
@@ -242,8 +242,8 @@ def _accepts(module: ModuleValue, x: TensorValue) -> bool:
 
 
 def _output(inf, x: TensorValue, weight: TensorValue, shape) -> TensorValue | None:
-    if x.dtype is not None and weight.dtype is not None and x.dtype != weight.dtype:
-        return None  # layers do not promote: PyTorch raises (TW504)
+    if x.dtype is not None and x.dtype != weight.dtype:
+        return None  # layers do not promote: PyTorch raises (TW504); with the weight's dtype unknown, it may
     if weight.dtype is not None and not dtypes.is_floating(weight.dtype):
         return None  # no integer or bool matrix kernels for layers
     dtype = weight.dtype if weight.dtype == x.dtype or x.dtype is None else None
