@@ -191,6 +191,7 @@ def _constant_int(node: ast.AST) -> Optional[int]:
 
 
 class IncompleteSeeding(Rule):
+    call_names = frozenset(name.rsplit(".", 1)[-1] for name in _TORCH_SEEDS)
     code = "TW601"
     name = "incomplete-seeding"
     severity = Severity.INFO
@@ -655,6 +656,7 @@ def _timings(ctx: Context) -> dict:
 
 
 class UnsynchronizedTiming(Rule):
+    call_names = frozenset(name.rsplit(".", 1)[-1] for name in TIMERS)
     code = "TW602"
     name = "unsynchronized-cuda-timing"
     severity = Severity.WARNING

@@ -154,6 +154,7 @@ _CPU_MESSAGE = "`.cpu()` is a placement method of its own; prefer `.to(\"cpu\")`
 
 
 class CudaCpuMethod(Rule):
+    call_names = frozenset({"cuda", "cpu"})
     code = "TW201"
     name = "cuda-cpu-method"
     severity = Severity.HINT
@@ -278,6 +279,7 @@ def _certain_device(node: ast.AST, ctx: Context) -> bool:
 
 
 class CreateThenMove(Rule):
+    call_names = frozenset({"to", "cuda"})
     code = "TW202"
     name = "create-then-move"
     severity = Severity.WARNING
