@@ -22,6 +22,8 @@ class Analysis:
     source: SourceFile
     findings: list[Finding] = field(default_factory=list)
     facts: Inference | None = None  # what every expression is: hover reads it
+    checked: frozenset = frozenset()  # the codes of the rules that ran
+    flagged: set = field(default_factory=set)  # (code, node): where a rule found something, suppressed or not
 
     @property
     def parse_error(self) -> ParseError | None:
@@ -30,7 +32,8 @@ class Analysis:
 
 def analyze(text: str, path: str = "<string>", config: RuleConfig = RuleConfig(),
             rules: Sequence[Rule] = ALL_RULES, previous: Analysis | None = None) -> Analysis:
-    """Findings for ``text``; ``previous`` (the same document's last analysis) lets unchanged code skip parsing."""
+    """Findings for ``text``. ``previous``, the same document's last analysis, lets unchanged code skip
+    parsing, unchanged functions skip inference, and local rules skip unchanged functions."""
     source = SourceFile(text, path, previous.source if previous is not None else None)
     analysis = Analysis(source)
     tree = source.tree
@@ -42,37 +45,73 @@ def analyze(text: str, path: str = "<string>", config: RuleConfig = RuleConfig()
     active = [rule for rule in rules if config.enabled(rule.code)]
     if not active:
         return analysis
-    by_type: dict[type[ast.AST], list[Rule]] = defaultdict(list)
-    for rule in active:
-        for node_type in rule.node_types:
-            by_type[node_type].append(rule)
-    # Calls are most nodes and most rules care about a few callee names: dispatch on the name.
-    by_call_name: dict[str, list[Rule]] = defaultdict(list)
-    any_call = [rule for rule in by_type.get(ast.Call, ()) if rule.call_names is None]
-    for rule in by_type.get(ast.Call, ()):
-        for name in rule.call_names or ():
-            by_call_name[name].append(rule)
-    index = ModuleIndex(tree, wanted=tuple({ast.Call, *by_type}))  # the inference reads the calls too
-    ctx = Context(source, index, Inference(index).run())
-    analysis.facts = ctx.facts
-    for node, scope in index.nodes:
-        if type(node) is ast.Call:
-            # `x.view(...)` is always `view`; a bare name may be an alias (`from torch import tensor as t`).
-            func = node.func
-            if type(func) is ast.Attribute:
-                interested = any_call + by_call_name[func.attr] if func.attr in by_call_name else any_call
-            else:
-                interested = by_type[ast.Call]
-        else:
-            interested = by_type.get(type(node), ())
-        for rule in interested:
-            for finding in rule.check(node, scope, ctx):
-                if suppressions.suppresses(finding.code, finding.span.start.line):
-                    continue
-                finding.severity = config.severity_of(finding.code, finding.severity) or finding.severity
-                analysis.findings.append(finding)
+    dispatch = _Dispatch(active)
+    index = ModuleIndex(tree, wanted=dispatch.node_types)
+    facts = Inference(index, previous.facts if previous is not None else None).run()
+    ctx = Context(source, index, facts)
+    analysis.facts, analysis.checked = facts, frozenset(rule.code for rule in active)
+    nodes = index.nodes
+    for stmt, start, end in index.top_level:
+        unchanged = _unchanged_body(stmt, facts, previous)
+        for i in range(start, end):
+            node, scope = nodes[i]
+            for rule in dispatch.rules_for(node, scope):
+                if unchanged is not None and rule.local and (node.lineno, node.col_offset) >= unchanged \
+                        and rule.code in previous.checked and (rule.code, node) not in previous.flagged:
+                    continue  # it found nothing here last time, and nothing it reads has changed
+                for finding in rule.check(node, scope, ctx):
+                    analysis.flagged.add((rule.code, node))
+                    if suppressions.suppresses(finding.code, finding.span.start.line):
+                        continue
+                    finding.severity = config.severity_of(finding.code, finding.severity) or finding.severity
+                    analysis.findings.append(finding)
     analysis.findings.sort(key=lambda f: (f.span.start, f.code))
     return analysis
+
+
+def _unchanged_body(stmt: ast.stmt, facts: Inference, previous: Analysis | None) -> tuple[int, int] | None:
+    """Where the body of a top-level function or class starts, when its inference was reused from
+    ``previous`` (same nodes, same facts); its decorators and bases are evaluated with the module's code."""
+    if previous is None or stmt not in facts.reused:
+        return None
+    first = stmt.body[0]
+    return first.lineno, first.col_offset
+
+
+class _Dispatch:
+    """Which rules to ask about a node: by its type, and for a call by the callee's name (most nodes are
+    calls, and most rules care about a few callee names)."""
+
+    def __init__(self, rules: Sequence[Rule]):
+        self.by_type: dict[type[ast.AST], list[Rule]] = defaultdict(list)
+        for rule in rules:
+            for node_type in rule.node_types:
+                self.by_type[node_type].append(rule)
+        calls = self.by_type.get(ast.Call, [])
+        self.any_call = [rule for rule in calls if rule.call_names is None]
+        self.by_call_name: dict[str, list[Rule]] = defaultdict(list)
+        for rule in calls:
+            for name in rule.call_names or ():
+                self.by_call_name[name].append(rule)
+        self._by_names: dict[tuple, list[Rule]] = {}
+        self.node_types = tuple({ast.Call, *self.by_type})  # the inference reads the calls too
+
+    def rules_for(self, node: ast.AST, scope) -> list[Rule]:
+        if type(node) is not ast.Call:
+            return self.by_type.get(type(node), ())
+        func = node.func
+        if type(func) is ast.Attribute:  # `x.view(...)` is always `view`
+            names = (func.attr,)
+        elif type(func) is ast.Name:  # a bare name may be an alias: `T` under `from torch import tensor as T`
+            qualname = scope.qualname(func)
+            names = (func.id, qualname.rsplit(".", 1)[-1] if qualname is not None else func.id)
+        else:
+            return self.by_type[ast.Call]
+        rules = self._by_names.get(names)
+        if rules is None:
+            rules = self._by_names[names] = self.any_call + [
+                rule for name in dict.fromkeys(names) for rule in self.by_call_name.get(name, ())]
+        return rules
 
 
 def infer(source: SourceFile) -> Inference | None:

@@ -8,6 +8,14 @@ attributes ``__init__`` sets. Every evaluated expression's value is recorded for
 hover and for the rules. Unknown is ``None`` and stays unknown: nothing is guessed.
 
 Op semantics (factories, arithmetic, shape ops, layers) live in ``ops.py``.
+
+Incremental: an edit usually touches one function. Each top-level class and function
+is a *unit*, analysed on its own once the module-level pass is done; a unit records
+what it read from outside itself (module-level values, other functions' summaries,
+other classes' attributes, its call sites, the defaults) and what it produced. The
+next analysis of the same document reuses a unit whose syntax tree was reused by the
+incremental parse (the very same nodes) when every one of those reads gives the same
+answer again, which is exactly when analysing it again would give the same facts.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ _LIST_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clea
                             "__setitem__", "__delitem__"})
 _PURE_BUILTINS = frozenset({"len", "range", "print", "int", "float", "bool", "str", "isinstance", "enumerate", "zip",
                             "sum", "max", "min", "abs", "round", "sorted", "list", "tuple", "repr", "type"})
+_DEFAULT_SETTERS = frozenset({"set_default_dtype", "set_default_tensor_type", "set_default_device"})
 _LOOP_PASSES = 3  # a loop body is re-run until its facts are stable, at most this often
 _MAX_CALL_SITES = 64
 
@@ -40,6 +49,18 @@ class FunctionInfo:
     opaque: bool = False  # used other than by a direct call: its parameters are unknowable
     summary: object = None  # the value it returns, when every return agrees
     analysed: bool = False
+
+
+@dataclass
+class _UnitRecord:
+    """One unit's analysis: what it read from outside itself and what it produced."""
+
+    inputs: tuple  # the defaults it started from, and its call sites (functions)
+    reads: list  # [(kind, key, answer)]: see Inference._external
+    values: dict
+    grad_not_on: set
+    calls: list  # [(callee name, starred, positional values, keyword values)] to this file's functions
+    result: object  # a function's summary, a class's attributes
 
 
 @dataclass
@@ -73,7 +94,8 @@ class Env:
 
 
 class Inference:
-    def __init__(self, index: ModuleIndex):
+    def __init__(self, index: ModuleIndex, previous: "Inference | None" = None):
+        """``previous``: the last inference of the same document, whose units may be reused."""
         self.index = index
         self.values: dict[ast.AST, object] = {}
         self.functions: dict[str, FunctionInfo] = {}
@@ -88,6 +110,15 @@ class Inference:
         self._default_changed_in_function = False
         self._returns: Optional[list] = None
         self._in_function = False
+        self._bindings = _bindings_signature(index.module_scope)
+        # Units of the previous analysis; none when module-level names mean something else now.
+        self._previous_units = previous._units if previous is not None and previous._bindings == self._bindings \
+            else {}
+        self._units: dict = {}  # unit node -> _UnitRecord
+        self._reads: Optional[list] = None  # while a unit runs: what it reads from outside itself
+        self._calls: Optional[list] = None
+        self._unit_class: Optional[str] = None  # the class being analysed as a unit
+        self.reused: set = set()  # units whose previous analysis was reused: their facts are the same objects
 
     # -- driver ---------------------------------------------------------------------------
     def run(self) -> "Inference":
@@ -100,9 +131,9 @@ class Inference:
         self._in_function = True
         float_default = self.default_float if not self._default_changed_anywhere else None
         for info in self.classes.values():
-            self._analyse_class(info, float_default)
-        for name, info in self.functions.items():
-            self._analyse_function(info, float_default)
+            self._unit(info, float_default, None)
+        for info in self.functions.values():
+            self._unit(info, float_default, self._call_sites_for(info))
         self._in_function = False
         if any(f.summary is not None for f in self.functions.values()):
             # Module code that calls this file's functions gets their summaries on a second pass.
@@ -120,9 +151,12 @@ class Inference:
         time) they make the default unknown everywhere.
         """
         for node, scope in self.index.nodes:
-            if not isinstance(node, ast.Call):
+            if node.__class__ is not ast.Call:
                 continue
-            qualname = scope.qualname(node.func)
+            func = node.func
+            if func.__class__ is ast.Attribute and func.attr not in _DEFAULT_SETTERS:
+                continue  # the common case, decided without resolving the name
+            qualname = scope.qualname(func)
             if qualname in ("torch.set_default_dtype", "torch.set_default_tensor_type"):
                 self._default_changed_anywhere = True
                 if scope is not self.index.module_scope:
@@ -170,6 +204,79 @@ class Inference:
                 counts = self._self_stores.setdefault(scope.node, (scope, {}))[1]
                 counts[attr] = counts.get(attr, 0) + 1
 
+    # -- units --------------------------------------------------------------------------
+    def _unit(self, info, float_default, sites) -> None:
+        """Analyse a top-level class or function, or reuse its previous analysis when that still holds."""
+        inputs = (float_default, getattr(self, "_device_changed", False), sites)
+        record = self._previous_units.get(info.node)
+        if record is not None and record.inputs == inputs and all(
+                self._external(kind, key) == answer for kind, key, answer in record.reads):
+            self.reused.add(info.node)
+        else:
+            record = self._record_unit(info, float_default, sites, inputs)
+        self._units[info.node] = record
+        self.values.update(record.values)
+        self.grad_not_on |= record.grad_not_on
+        for name, starred, args, kwargs in record.calls:
+            self._note_call(self.functions[name], starred, args, kwargs)
+        if isinstance(info, ClassInfo):
+            info.attrs = record.result
+        else:
+            info.summary, info.analysed = record.result, True
+
+    def _record_unit(self, info, float_default, sites, inputs) -> _UnitRecord:
+        values, grad_not_on = self.values, self.grad_not_on
+        self.values, self.grad_not_on, self._reads, self._calls = {}, set(), [], []
+        self._unit_class = info.node.name if isinstance(info, ClassInfo) else None
+        try:
+            if isinstance(info, ClassInfo):
+                self._analyse_class(info, float_default)
+                result = info.attrs
+            else:
+                self._analyse_function(info, float_default, sites)
+                result = info.summary
+            return _UnitRecord(inputs, self._reads, self.values, self.grad_not_on, self._calls, result)
+        finally:
+            self.values, self.grad_not_on = values, grad_not_on
+            self._reads = self._calls = self._unit_class = None
+
+    def _external(self, kind: str, key: str):
+        """What a unit learns from outside itself; recorded while a unit runs."""
+        if kind == "env":  # a module-level name bound once
+            return self.module_env.vars.get(key)
+        if kind == "function":
+            info = self.functions.get(key)
+            return None if info is None else (info.analysed, info.summary if info.analysed else None)
+        if kind == "class":  # an nn.Module subclass or not
+            info = self.classes.get(key)
+            return None if info is None else info.is_module
+        if kind == "attributes":  # what `__init__` sets on its instances
+            info = self.classes.get(key)
+            return None if info is None else info.attrs
+        raise ValueError(kind)
+
+    def _read(self, kind: str, key: str):
+        answer = self._external(kind, key)
+        if self._reads is not None:
+            self._reads.append((kind, key, answer))
+        return answer
+
+    def _note_call(self, info: FunctionInfo, starred: bool, args: list, kwargs: dict) -> None:
+        """A direct call of one of this file's functions: its arguments may become its parameters' facts."""
+        if starred:
+            info.opaque = True
+        elif len(info.call_sites) <= _MAX_CALL_SITES:
+            info.call_sites.append((args, kwargs))
+        if self._calls is not None:
+            self._calls.append((info.node.name, starred, args, kwargs))
+
+    def _call_sites_for(self, info: FunctionInfo):
+        """The call sites a function's parameters are read from; None when some are unseen or unknowable."""
+        if info.opaque or not info.call_sites or len(info.call_sites) > _MAX_CALL_SITES:
+            return None
+        # A copy: the module's second pass adds its calls again later, and the record must not change.
+        return None if self._has_unseen_call_sites(info) else list(info.call_sites)
+
     def _analyse_class(self, info: ClassInfo, float_default) -> None:
         methods = [s for s in info.node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
         init = next((m for m in methods if m.name == "__init__"), None)
@@ -189,11 +296,7 @@ class Inference:
             env = self._function_env(method, self.index.scope_of_node[method], info.node.name, float_default, None)
             self._exec_function_body(method, env)
 
-    def _analyse_function(self, info: FunctionInfo, float_default) -> None:
-        sites = None if info.opaque or not info.call_sites or len(info.call_sites) > _MAX_CALL_SITES \
-            else info.call_sites
-        if info.call_sites and self._has_unseen_call_sites(info):
-            sites = None
+    def _analyse_function(self, info: FunctionInfo, float_default, sites) -> None:
         env = self._function_env(info.node, info.scope, None, float_default, sites)
         info.summary = self._exec_function_body(info.node, env)
         info.analysed = True
@@ -509,7 +612,7 @@ class Inference:
         if owner.kind is ScopeKind.MODULE and self.module_env is not None and self._in_function:
             # A module-level name read inside a function: only a name bound once is certain.
             if len(owner.bindings.get(name, ())) == 1:
-                return self.module_env.vars.get(name)
+                return self._read("env", name)
         return None
 
     def _name(self, node: ast.Name, env: Env):
@@ -535,8 +638,10 @@ class Inference:
             attributes = env.vars.get("<self>") or {}
             if node.value.__class__ is ast.Name and node.attr in attributes:
                 return attributes[node.attr]
-            info = self.classes.get(receiver.class_name)
-            return info.attrs.get(node.attr) if info is not None else None
+            if receiver.class_name == self._unit_class:
+                return self.classes[receiver.class_name].attrs.get(node.attr)  # set by this very unit
+            attributes = self._read("attributes", receiver.class_name)
+            return attributes.get(node.attr) if attributes is not None else None
         return ops.attribute(self, node, receiver)
 
     def _subscript(self, node: ast.Subscript, env: Env):
@@ -646,16 +751,13 @@ class Inference:
         if owner is None:
             return ops.call_builtin(self, name, call)
         if owner is self.index.module_scope:
-            info = self.functions.get(name)
-            if info is not None:
-                if call.starred:
-                    info.opaque = True
-                elif len(info.call_sites) <= _MAX_CALL_SITES:
-                    info.call_sites.append((list(call.args), dict(call.kwargs)))
-                return info.summary if info.analysed else None
-            cls = self.classes.get(name)
-            if cls is not None:
-                return InstanceValue(name) if cls.is_module else None
+            known = self._read("function", name)
+            if known is not None:
+                self._note_call(self.functions[name], call.starred, list(call.args), dict(call.kwargs))
+                return known[1]
+            is_module = self._read("class", name)
+            if is_module is not None:
+                return InstanceValue(name) if is_module else None
         callee = self._lookup(name, env)
         if callee is not None:
             self.values[call.node.func] = callee
@@ -727,6 +829,12 @@ def _names_assigned(body: Iterable[ast.AST]) -> set[str]:
 
 
 _COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _bindings_signature(module: Scope) -> dict:
+    """What each module-level name is bound to, by kind: units are reused only while this holds."""
+    return {name: tuple((b.kind, b.qualname, type(b.node)) for b in bindings)
+            for name, bindings in module.bindings.items()}
 
 
 def _scope_within(scope: Scope, node) -> bool:

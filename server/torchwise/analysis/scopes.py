@@ -143,7 +143,11 @@ class ModuleIndex:
         self.calls_by_name: dict[str, list] = {}  # `f(...)` calls by callee name, with their scope
         self.attribute_stores: list[tuple[Scope, str, str]] = []  # `base.attr = ...`: (scope, base, attr)
         self.method_called_on: dict[ast.Call, str] = {}  # `f(x).float()`: the inner call -> "float"
-        self._visit_body(tree.body, self.module_scope)
+        self.top_level: list[tuple[ast.stmt, int, int]] = []  # each top-level statement, its slice of ``nodes``
+        for stmt in tree.body:
+            start = len(self.nodes)
+            self._visit(stmt, self.module_scope)
+            self.top_level.append((stmt, start, len(self.nodes)))
 
     # -- bindings -----------------------------------------------------------------
     def _bind(self, scope: Scope, name: str, binding: Binding) -> None:

@@ -70,6 +70,7 @@ def _whole_lines(ctx: Context, stmt: ast.stmt) -> Optional[tuple[str, Span]]:
 
 
 class InplaceOnLeaf(Rule):
+    local = True
     code = "TW302"
     name = "inplace-on-leaf-requiring-grad"
     severity = Severity.ERROR
@@ -128,6 +129,7 @@ class InplaceOnLeaf(Rule):
 
 
 class InplaceOnSavedOutput(Rule):
+    local = True
     code = "TW303"
     name = "inplace-on-saved-output"
     severity = Severity.WARNING

@@ -60,6 +60,12 @@ class Rule:
     # For Call nodes: the callee's last name (`view` in `x.view(...)`, `tensor` in `torch.tensor(...)`) a rule
     # can fire on; the engine does not even ask it about other calls. None: every call.
     call_names: ClassVar[frozenset | None] = None
+    # True when whether it fires on a node depends only on the code and the facts of the top-level function
+    # or class holding the node (no module-wide search, no other statement's code). Such a rule is not asked
+    # again about a function whose code and facts did not change, where it found nothing last time (where it
+    # did find something, it runs again: messages and fixes are rebuilt for the new text).
+    # tests/test_incremental_analysis.py checks the result equals a fresh analysis.
+    local: ClassVar[bool] = False
     valid: ClassVar[Sequence[Valid]] = ()
     invalid: ClassVar[Sequence[Invalid]] = ()
 

@@ -13,6 +13,7 @@ from torchwise.rules.shapes import _matmul_operands, operands, postfix, rewrite_
 
 
 class MixedDevices(Rule):
+    local = True
     code = "TW204"
     name = "mixed-devices"
     severity = Severity.ERROR

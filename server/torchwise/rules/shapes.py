@@ -53,6 +53,7 @@ def rewrite_operand(ctx: Context, node: ast.AST, suffix: str) -> Edit:
 
 
 class ShapesDoNotBroadcast(Rule):
+    local = True
     code = "TW501"
     name = "shapes-do-not-broadcast"
     severity = Severity.ERROR
@@ -145,6 +146,7 @@ def _matmul_operands(node: ast.AST, scope: Scope, ctx: Context):
 
 
 class MatmulShapeMismatch(Rule):
+    local = True
     code = "TW502"
     name = "matmul-shape-mismatch"
     severity = Severity.ERROR
@@ -209,6 +211,7 @@ def _linear_call(node, scope: Scope, ctx: Context):
 
 
 class ReshapeElementCount(Rule):
+    local = True
     call_names = frozenset({"view", "reshape"})
     code = "TW503"
     name = "reshape-element-count"
@@ -265,6 +268,7 @@ def _requested_shape(ctx: Context, nodes) -> Optional[tuple]:
 
 
 class IncompatibleDtypes(Rule):
+    local = True
     code = "TW504"
     name = "incompatible-dtypes"
     severity = Severity.ERROR
@@ -340,6 +344,7 @@ class IncompatibleDtypes(Rule):
 
 
 class IndexOutOfRange(Rule):
+    local = True
     code = "TW505"
     name = "index-out-of-range"
     severity = Severity.ERROR

@@ -118,6 +118,7 @@ def _moves_device(call: ast.Call, ctx: Context) -> bool:
 
 
 class TransferInLoop(Rule):
+    local = True
     code = "TW203"
     name = "transfer-in-loop"
     severity = Severity.WARNING

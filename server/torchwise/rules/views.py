@@ -14,6 +14,7 @@ from torchwise.rules.shapes import _requested_shape, tensor
 
 
 class ViewNeedsCopy(Rule):
+    local = True
     call_names = frozenset({"view"})
     code = "TW301"
     name = "view-needs-copy"
