@@ -249,10 +249,14 @@ async def test_notebook_cells_share_facts_and_get_their_own_diagnostics(client, 
     assert apply_text_edits(cells[1], change.edits) == "h = torch.randn(3)\ny = x + h\nw = torch.empty(2)\n"
 
 
-async def test_hover_after_its_facts_were_dropped_to_save_memory(client):
-    first = editor(client, "memory_0.py", HOVER_FILE).open()
-    await first.diagnostics()
-    for i in range(1, 12):  # more documents than the server keeps hover facts for
+async def test_hover_and_fixes_after_the_analysis_was_dropped_to_save_memory(client):
+    first = editor(client, "memory_0.py", HOVER_FILE + LEGACY).open()
+    diagnostic = next(d for d in await first.diagnostics() if d.code == "TW101")
+    for i in range(1, 12):  # more documents than the server keeps analyses for
         await editor(client, f"memory_{i}.py", HOVER_FILE).open().diagnostics()
     text = await hover_at(client, first, 2, 1)
     assert "Tensor[float32, (10000, 512)]" in text
+    for i in range(1, 12):  # and once more, for the code action
+        await hover_at(client, editor(client, f"memory_{i}.py", HOVER_FILE), 2, 1)
+    fixes = await quick_fixes(client, first, diagnostic)
+    assert any("torch.empty" in fix.title for fix in fixes)

@@ -14,6 +14,7 @@ from typing import Optional
 from pygls.workspace import Workspace
 
 from torchwise import notebook
+from torchwise.config import RuleConfig
 from torchwise.engine import Analysis
 from torchwise.findings import Finding, Position, Span
 
@@ -32,8 +33,9 @@ class Snapshot:
 @dataclass
 class Checked:
     version: Optional[int]
-    analysis: Analysis
+    analysis: Optional[Analysis]  # None: dropped to save memory (the server analyses the text again on demand)
     cells: Optional[notebook.Combined] = None
+    config: RuleConfig = RuleConfig()  # the rules it was checked with
 
 
 def text_document(workspace: Workspace, uri: str):
@@ -106,7 +108,7 @@ def view(workspace: Workspace, checked_by_unit: dict, uri: str) -> Optional[View
     """The view of ``uri``, when its unit's analysis is of exactly the text the editor has now."""
     unit = unit_of(workspace, uri)
     checked = checked_by_unit.get(unit)
-    if checked is None or checked.version != current_version(workspace, unit):
+    if checked is None or checked.analysis is None or checked.version != current_version(workspace, unit):
         return None
     doc = text_document(workspace, uri)
     if doc is None:

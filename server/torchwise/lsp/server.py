@@ -14,7 +14,7 @@ from pygls.lsp.server import LanguageServer
 
 from torchwise import __version__
 from torchwise.config import ConfigError, RuleConfig, project_config
-from torchwise.engine import Analysis, analyze, infer
+from torchwise.engine import analyze
 from torchwise.explain import Explainer
 from torchwise.rules import ALL_RULES
 from torchwise.findings import Finding, Position, Span
@@ -27,7 +27,9 @@ BENCHMARK_COMMAND = "torchwise.benchmarkLoop"  # the spec's name (torchwise.benc
 # Typing pauses shorter than this are not worth an analysis. TORCHWISE_DEBOUNCE_MS overrides it
 # (benchmarks set 0 to measure analysis latency alone).
 DEBOUNCE_S = float(os.environ.get("TORCHWISE_DEBOUNCE_MS", "100")) / 1000
-FACTS_KEPT = 8  # documents whose hover facts stay in memory (others recompute them on hover)
+# Documents whose analysis (tree, facts, fixes) stays in memory; the others keep their diagnostics, and are
+# analysed again when a request needs them (50 open 1,000-line files would hold 150+ MB otherwise).
+ANALYSES_KEPT = 8
 
 
 class TorchwiseServer(LanguageServer):
@@ -46,7 +48,7 @@ class TorchwiseServer(LanguageServer):
         self.folder_settings: dict[str, EditorSettings] = {}  # multi-root: each folder's own settings
         self.folder_requests: dict[str, asyncio.Future] = {}
         self._bench = None  # the benchmark service, made (and its modules imported) on first use
-        self.recent: list[str] = []  # units whose hover facts are kept, most recent last
+        self.recent: list[str] = []  # units whose analysis is kept, most recent last
 
     # -- logging ----------------------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
@@ -125,7 +127,7 @@ class TorchwiseServer(LanguageServer):
             config = self.rule_config(snap.path, await self.settings_for(uri))
             loop = asyncio.get_running_loop()
             previous = self.checked.get(uri)
-            reuse = previous.analysis if previous is not None and previous.cells is None else None
+            reuse = previous.analysis if previous is not None and previous.cells is None else None  # None: dropped
             analysis = await loop.run_in_executor(
                 self.analysis_pool, analyze, snap.text, snap.path or uri, config, ALL_RULES, reuse)
         except asyncio.CancelledError:
@@ -147,9 +149,9 @@ class TorchwiseServer(LanguageServer):
                          "keeping the previous diagnostics")
             return
         self.broken.discard(uri)
-        checked = Checked(snap.version, analysis, snap.cells)
+        checked = Checked(snap.version, analysis, snap.cells, config)
         self.checked[uri] = checked
-        self._keep_facts(uri)
+        self._keep_recent(uri)
         if snap.cells is None:
             self.publish(uri, snap.version, [to_diagnostic(analysis.source.lines, f, f.span, self.encoding)
                                              for f in analysis.findings])
@@ -177,23 +179,23 @@ class TorchwiseServer(LanguageServer):
             self._bench.configure(python=self.settings.interpreter, time_limit=self.settings.benchmark_time_limit,
                                   device=self.settings.benchmark_device, sizes=dict(self.settings.benchmark_sizes))
 
-    def _keep_facts(self, uri: str) -> None:
-        """Hover facts are the bulk of an analysis' memory: keep them for the documents in use only."""
-        if uri in self.recent:
-            self.recent.remove(uri)
-        self.recent.append(uri)
-        while len(self.recent) > FACTS_KEPT:
+    def _keep_recent(self, unit: str) -> None:
+        """Keep the analyses of the documents in use only: drop the least recently used beyond ANALYSES_KEPT."""
+        if unit in self.recent:
+            self.recent.remove(unit)
+        self.recent.append(unit)
+        while len(self.recent) > ANALYSES_KEPT:
             old = self.checked.get(self.recent.pop(0))
             if old is not None:
-                old.analysis.facts = None
+                old.analysis = None
 
-    def facts_of(self, view: documents.View):
-        """The facts of a view's unit, recomputed (from the same tree: no parse) if they were dropped."""
-        analysis = view.checked.analysis
-        if analysis.facts is None:
-            analysis.facts = infer(analysis.source)
-            self._keep_facts(view.uri if view.cell is None else documents.unit_of(self.workspace, view.uri))
-        return analysis.facts
+    def _restore(self, unit: str, checked: Checked) -> None:
+        """Analyse a document again whose analysis was dropped, when its text is still the one checked."""
+        snap = documents.snapshot(self.workspace, unit)
+        if snap is None or snap.version != checked.version:
+            return
+        checked.analysis = analyze(snap.text, snap.path or unit, checked.config, ALL_RULES)
+        self._keep_recent(unit)
 
     def publish(self, uri: str, version: int | None, diagnostics: list[types.Diagnostic]) -> None:
         self.text_document_publish_diagnostics(
@@ -202,6 +204,10 @@ class TorchwiseServer(LanguageServer):
     def view(self, uri: str) -> documents.View | None:
         """``uri`` seen through the analysis of exactly the text the editor has now (edits against
         older text would corrupt it)."""
+        unit = documents.unit_of(self.workspace, uri)
+        checked = self.checked.get(unit)
+        if checked is not None and checked.analysis is None:
+            self._restore(unit, checked)
         return documents.view(self.workspace, self.checked, uri)
 
     def forget(self, unit: str) -> None:
@@ -371,7 +377,6 @@ def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover | None:
     if view is None:
         return None
     analysis = view.checked.analysis
-    ls.facts_of(view)
     position = view.to_unit(from_lsp_position(view.lines, params.position, ls.encoding))
     try:
         found = Explainer(analysis.source, analysis.facts).hover(position)
