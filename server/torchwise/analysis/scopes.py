@@ -48,6 +48,7 @@ class Scope:
     nonlocal_names: set[str] = field(default_factory=set)
     qualnames: dict = field(default_factory=dict)  # module scope only: expression node -> qualified name
     root: "Scope | None" = None
+    _imported: "dict | None" = None  # qualified name -> the names here bound only by importing it
 
     @property
     def module(self) -> Scope:
@@ -122,12 +123,21 @@ class Scope:
         seen: set[str] = set()
         scope: Scope | None = self
         while scope is not None:
-            for name in scope.bindings:
+            for name in scope._imports().get(qualname, ()):
                 if name not in seen:
                     seen.add(name)
-                    if self.import_of(name) == qualname:
+                    if self.import_of(name) == qualname:  # not shadowed in between
                         yield name
             scope = scope.parent
+
+    def _imports(self) -> dict:
+        if self._imported is None:
+            self._imported = {}
+            for name, bindings in self.bindings.items():
+                first = bindings[0].qualname
+                if first is not None and all(b.kind is BindingKind.IMPORT and b.qualname == first for b in bindings):
+                    self._imported.setdefault(first, []).append(name)
+        return self._imported
 
 
 class ModuleIndex:

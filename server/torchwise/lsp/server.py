@@ -208,6 +208,8 @@ class TorchwiseServer(LanguageServer):
         checked = self.checked.get(unit)
         if checked is not None and checked.analysis is None:
             self._restore(unit, checked)
+        elif checked is not None:
+            self._keep_recent(unit)  # in use: keep it
         return documents.view(self.workspace, self.checked, uri)
 
     def forget(self, unit: str) -> None:
@@ -216,6 +218,8 @@ class TorchwiseServer(LanguageServer):
             task.cancel()
         self.checked.pop(unit, None)
         self.broken.discard(unit)
+        if unit in self.recent:
+            self.recent.remove(unit)
 
 
 server = TorchwiseServer()
