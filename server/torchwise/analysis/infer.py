@@ -203,6 +203,11 @@ class Inference:
             if base == "self":
                 counts = self._self_stores.setdefault(scope.node, (scope, {}))[1]
                 counts[attr] = counts.get(attr, 0) + 1
+        # ...and grouped by the top-level statement holding them (one walk up each, not one per class).
+        self._stores_within: dict = {}  # top-level node -> [(function node, {attr: count})]
+        for node, (scope, counts) in self._self_stores.items():
+            self._stores_within.setdefault(_top_level(scope), []).append((node, counts))
+        self._setattr_within = {_top_level(scope) for _, scope in self.index.calls_by_name.get("setattr", ())}
 
     # -- units --------------------------------------------------------------------------
     def _unit(self, info, float_default, sites) -> None:
@@ -280,9 +285,9 @@ class Inference:
     def _analyse_class(self, info: ClassInfo, float_default) -> None:
         methods = [s for s in info.node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
         init = next((m for m in methods if m.name == "__init__"), None)
-        elsewhere = {attr for node, (scope, counts) in self._self_stores.items()
-                     if node is not init and _scope_within(scope, info.node) for attr in counts}
-        uses_setattr = any(_scope_within(scope, info.node) for _, scope in self.index.calls_by_name.get("setattr", ()))
+        elsewhere = {attr for node, counts in self._stores_within.get(info.node, ()) if node is not init
+                     for attr in counts}
+        uses_setattr = info.node in self._setattr_within
         if init is not None:
             env = self._function_env(init, self.index.scope_of_node[init], info.node.name, float_default, None)
             self._exec_block(init.body, env)
@@ -837,12 +842,11 @@ def _bindings_signature(module: Scope) -> dict:
             for name, bindings in module.bindings.items()}
 
 
-def _scope_within(scope: Scope, node) -> bool:
-    while scope is not None:
-        if scope.node is node:
-            return True
+def _top_level(scope: Scope):
+    """The node of the top-level statement (function, class) a scope lies in; the module for the module."""
+    while scope.parent is not None and scope.parent.parent is not None:
         scope = scope.parent
-    return False
+    return scope.node
 
 
 _NOT_A_GRAD_MODE = object()
