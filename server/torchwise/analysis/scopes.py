@@ -273,12 +273,6 @@ class ModuleIndex:
             self._visit(node.returns, scope)
         self._bind(scope, node.name, Binding(BindingKind.OTHER, node))
         inner = self._new_scope(ScopeKind.FUNCTION, scope, node)
-        # global/nonlocal must be known before the body binds names.
-        for stmt in _own_statements(node.body):
-            if isinstance(stmt, ast.Global):
-                inner.global_names.update(stmt.names)
-            elif isinstance(stmt, ast.Nonlocal):
-                inner.nonlocal_names.update(stmt.names)
         self._visit_arguments(node.args, scope, inner, annotations=True)
         self._visit_body(node.body, inner)
 
@@ -365,6 +359,18 @@ class ModuleIndex:
             self._bind_target(scope, target, node, None)
             self._visit(target, scope)
 
+    def _visit_Global(self, node: ast.Global, scope: Scope) -> None:
+        # Python rejects a use before the declaration, so names bound later in the scope go to the module;
+        # bindings made before it (code that would not compile) move there too.
+        for name in node.names:
+            scope.global_names.add(name)
+            earlier = scope.bindings.pop(name, None) if scope.parent is not None else None
+            if earlier:
+                scope.module.bindings.setdefault(name, []).extend(earlier)
+
+    def _visit_Nonlocal(self, node: ast.Nonlocal, scope: Scope) -> None:
+        scope.nonlocal_names.update(node.names)
+
     def _visit_MatchAs(self, node, scope: Scope) -> None:
         if node.pattern is not None:
             self._visit(node.pattern, scope)
@@ -402,18 +408,3 @@ _SPECIAL = {cls: fn for cls, fn in (
     if cls is not None}
 for _cls in _COMPREHENSIONS:
     _SPECIAL[_cls] = ModuleIndex._visit_comprehension_scope
-
-
-def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Statements of a function body, not descending into nested scopes."""
-    stack = list(body)
-    while stack:
-        stmt = stack.pop()
-        yield stmt
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for child in ast.iter_child_nodes(stmt):
-            if isinstance(child, ast.stmt):
-                stack.append(child)
-            elif isinstance(child, (ast.ExceptHandler, ast.match_case)):
-                stack.extend(child.body)
