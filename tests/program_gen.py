@@ -562,6 +562,9 @@ class Generator:
         t = env[x]
         fn = self.c.choice(["sum", "mean", "amax", "max", "argmax", "all", "any", "min", "prod", "amin", "argmin"])
         args = []
+        if fn in ("max", "min") and self.c.chance(15):  # with a tensor: element-wise, broadcast and promoted
+            other = self.pick(env)
+            return (f"{x}.{fn}({other})" if self.c.chance(50) else f"torch.{fn}({x}, {other})"), f"{fn}(other)", 1
         if self.c.chance(65):
             if fn in ("sum", "mean", "amax", "amin") and t.dim() >= 2 and self.c.chance(30):
                 args.append(f"dim=({self.other_dim(t, 5)}, {self.other_dim(t, 5)})")

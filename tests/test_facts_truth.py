@@ -776,6 +776,14 @@ FIXED_BUGS: list = [
          "torch.set_default_dtype(torch.float64)\ndef f(p):\n    return nn.Linear(3, 2)(p)\n"
          "y = f(torch.randn(2, 3, dtype=torch.float32))\n"),
         prop=RAISES, op=r"call"),
+    KnownBug(
+        "max-of-two-tensors",
+        "`torch.max(a, b)` / `a.min(b)` with a tensor is the element-wise maximum (broadcast, promoted), not a "
+        "reduction; the engine crashed on it (TypeError), and on a reduction over an unknown dim",
+        ("a = torch.randn(3)\nb = torch.randn(2, 3, dtype=torch.float64)\ny = torch.max(a, b)\n",
+         "a = torch.randn(2, 3)\ny = a.min(torch.zeros(3, dtype=torch.int64))\n",
+         "k = torch.randint(0, 2, ()).item()\ny = torch.randn(2, 3).sum(k)\n"),
+        prop=r".", op=r"."),
 ]
 
 

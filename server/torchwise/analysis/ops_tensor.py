@@ -601,17 +601,24 @@ def _reduces_empty(shape, dim) -> bool:
 
 def _reduction(result_dtype="keep", returns_indices=False):
     def reduce(inf, receiver, call: Call):
-        dim = _dim_argument(call)
-        keepdim = _keepdim(call)
-        if dim == "?" or keepdim is None or receiver.shape is None:
-            shape = None
-        elif _reduces_empty(receiver.shape, dim) and _callee(call) in _NEEDS_ELEMENTS:
-            return None  # argmax/amax/max of nothing raise
         method = _callee(call)
+        if method in ("max", "min") and call.given(0, "other"):
+            # `x.max(y)`, `torch.max(x, y)` with a tensor: the element-wise maximum, not a reduction.
+            other = call.get(0, "other")
+            if isinstance(other, TensorValue):
+                return elementwise(inf, [receiver, other], method)
+            if not isinstance(other, ScalarValue):
+                return None  # a dim or a tensor: which one is unknown
         if receiver.dtype is not None and (
                 (method in _NEEDS_ELEMENTS and dtypes.is_complex(receiver.dtype))
                 or (method in ("argmax", "argmin") and receiver.dtype == DType.bool)):
             return None  # complex numbers have no order; argmax has no bool kernel
+        dim = _dim_argument(call)
+        keepdim = _keepdim(call)
+        if dim == "?" or keepdim is None or receiver.shape is None:
+            shape = None
+        elif _reduces_empty(receiver.shape, dim) and method in _NEEDS_ELEMENTS:
+            return None  # argmax/amax/max of nothing raise
         else:
             shape = shaped(shapes.reduce, receiver.shape, dim, keepdim)
             if shape is None:
