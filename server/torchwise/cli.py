@@ -93,7 +93,7 @@ def _check(args: argparse.Namespace) -> int:
         except ConfigError as err:
             print(f"torchwise: {err}", file=sys.stderr)
             return EXIT_ERROR
-        results.append(_check_file(path, config, args.fix))
+        results.append(_check_file_guarded(path, config, args.fix))
     if args.format == "json":
         sys.stdout.write(report.render_json(results))
     elif args.format == "sarif":
@@ -103,6 +103,18 @@ def _check(args: argparse.Namespace) -> int:
     if any(r.error is not None for r in results):
         return EXIT_ERROR
     return EXIT_FINDINGS if any(r.findings for r in results) else EXIT_CLEAN
+
+
+def _check_file_guarded(path: Path, config, fix: bool):
+    """One file's result; a bug of ours is that file's error, never a traceback that stops the run."""
+    try:
+        return _check_file(path, config, fix)
+    except Exception as err:  # noqa: BLE001 - reported, with what a bug report needs
+        from torchwise.report import FileResult
+
+        result = FileResult(path)
+        result.error = f"internal error ({type(err).__name__}: {err}); please report it with this file"
+        return result
 
 
 def _check_file(path: Path, config, fix: bool):
