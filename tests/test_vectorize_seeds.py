@@ -1,7 +1,8 @@
 """The seed loops of the vectorizer issue: each is flagged on its `for` line and rewritten to exactly this text.
 
 The "before" texts are the slow loops of ``examples/vectorize_me.py`` (inside a function, with their
-comments); the "after" texts are what the quick fix produces. Both are run with real torch and must agree.
+comments), then one loop per pattern added later (nested maps, running max, flags, zip); the "after"
+texts are what the quick fix produces. Both are run with real torch and must agree.
 """
 
 from __future__ import annotations
@@ -146,6 +147,66 @@ SEEDS = {
         # Python's sum() iterates the first dimension and adds one slice at a time.
         total = t.sum()
         column_totals = rows.sum(0)
+    """)),
+    "outer-product": ("TW401", fn("""
+        a = torch.randn(30)
+        b = torch.randn(20)
+
+        # One multiplication per cell.
+        table = torch.empty(30, 20)
+        for i in range(30):
+            for j in range(20):
+                table[i, j] = a[i] * b[j]
+    """), fn("""
+        a = torch.randn(30)
+        b = torch.randn(20)
+
+        # One multiplication per cell.
+        table = torch.outer(a, b)
+    """)),
+    "running-argmax": ("TW405", fn("""
+        scores = torch.randint(0, 1000, (5000,))
+
+        # The best score and where it is, one comparison at a time.
+        best = scores[0]
+        best_i = 0
+        for i in range(1, len(scores)):
+            if scores[i] > best:
+                best = scores[i]
+                best_i = i
+    """), fn("""
+        scores = torch.randint(0, 1000, (5000,))
+
+        # The best score and where it is, one comparison at a time.
+        best_i = int(scores.argmax())
+        best = scores[best_i]
+    """)),
+    "any-flag": ("TW405", fn("""
+        t = torch.randn(5000)
+
+        found = False
+        for v in t:
+            if v > 3:  # an outlier
+                found = True
+                break
+    """), fn("""
+        t = torch.randn(5000)
+
+        # an outlier
+        found = bool((t > 3).any())
+    """)),
+    "zip-dot": ("TW405", fn("""
+        x = torch.randn(2048)
+        y = torch.randn(2048)
+
+        s = 0.0
+        for p, q in zip(x, y):
+            s += p * q
+    """), fn("""
+        x = torch.randn(2048)
+        y = torch.randn(2048)
+
+        s = x @ y
     """)),
 }
 

@@ -1,15 +1,18 @@
 """The loop vectorizer checked against real PyTorch (CPU): every rewrite it offers computes the same thing.
 
-Generated loops for every pattern (maps into a preallocated output, append + ``torch.stack``,
-``if``/``else`` maps, filters, sums, dot products, counts, ``torch.cat`` accumulation,
-comprehensions, per-item loops over a list of images, builtins over tensors) with random
-shapes (including empty ones), dtypes, operators, constants, index forms and starting values.
+Generated loops for every pattern (maps into a preallocated output, nested 2-d maps, append +
+``torch.stack``, ``if``/``else`` maps, filters, sums, dot products, counts, running max / min, any /
+all flags, ``zip`` / ``enumerate`` forms, ``torch.cat`` accumulation, comprehensions, per-item loops
+over a list of images, builtins over tensors) with random shapes (including empty ones), dtypes,
+operators, constants, index forms and starting values; the newer generators also seed each program's
+data differently (ties, NaN positions).
 For each: run the original and, when a fix is offered, the rewrite, on the same seeded inputs;
 every variable both define must agree (``torch.testing.assert_close``, same dtype, same shape,
 same Python type). If the original raises, the rewrite must raise too.
 
 Near-misses (a carried dependence, a partial range, a side effect, the loop variable read
-afterwards, the output read or aliased, a mismatched length) must get no fix at all.
+afterwards, the output read or aliased, a mismatched length, a ``zip`` of lengths that may differ,
+float running max with a Python comparison, ties kept last) must get no fix at all.
 
 Generation runs from a random that hypothesis seeds, so thousands of programs run in seconds;
 a failure prints the program.
@@ -196,6 +199,11 @@ def program(lines: list) -> str:
     return "import torch\n" + "\n".join(lines) + "\n"
 
 
+def seed(r: random.Random) -> str:
+    """Varied data (ties, signs, NaN positions) from one program to the next; the same for both runs."""
+    return f"torch.manual_seed({r.randrange(10_000)})"
+
+
 # -- TW401: out[i] = f(x[i]) -------------------------------------------------------------------------
 @MANY
 @given(st.randoms(use_true_random=False))
@@ -353,7 +361,187 @@ def test_builtins(r):
     check("builtins", program([f"t = {make}", use]), tolerance=1e-4 * max(1, n))
 
 
+# -- TW401: nested loops, out[i, j] = f(a[i], b[j], mat[i, j]) --------------------------------------------------
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_grid_map(r):
+    n, m = r.choice([0, 1, 3]), r.choice([0, 1, 4])
+    dtypes = r.choice([FLOATS, FLOATS + INTS, ["torch.float32"], INTS])
+    swapped = r.random() < 0.2  # written at out[j, i]: a[i] runs along the columns, mat is (M, N)
+    lines = [f"a = {tensor(r, (n,), r.choice(dtypes))}", f"b = {tensor(r, (m,), r.choice(dtypes))}",
+             f"mat = {tensor(r, (m, n) if swapped else (n, m), r.choice(dtypes))}",
+             f"c = {tensor(r, (), r.choice(dtypes))}", f"s = {r.choice(['0.5', '2', '-1.5'])}", f"N = {n}", f"M = {m}"]
+    enumerated = r.random() < 0.25
+    rows = ["u", "a[i]"] if enumerated else ["a[i]"]
+    cols = ["w", "b[j]"] if enumerated else ["b[j]"]
+    leaves = rows + cols + (["mat[j, i]", "mat[j][i]"] if swapped else ["mat[i, j]", "mat[i][j]"])
+    if r.random() < 0.2:
+        text = f"{r.choice(rows)} * {r.choice(cols)}"  # an outer product
+    else:
+        text = Expr(r, leaves, ["2", "0.5", "s", "c", "-3", "1e-3"], 0).gen()[0]
+    store = r.choice(["out[j, i]", "out[j][i]"]) if swapped else r.choice(["out[i, j]", "out[i][j]"])
+    body = [f"{store} = {text}"]
+    if r.random() < 0.25:
+        cond = r.choice([f"{r.choice(rows)} > 0", f"{r.choice(cols)} <= s", f"{leaves[-1]} > c"])
+        other = Expr(r, leaves, ["0", "s"], 0).gen(1)[0]
+        body = [f"if {cond}:", f"    {store} = {text}", "else:", f"    {store} = {other}"]
+    outer = "for i, u in enumerate(a):" if enumerated else f"for i in range({r.choice([str(n), 'len(a)', 'N'])}):"
+    inner = "for j, w in enumerate(b):" if enumerated else \
+        f"for j in range({r.choice([str(m), 'len(b)', 'b.shape[0]', 'M'])}):"
+    if r.random() < 0.3:
+        outer, inner = inner, outer  # the order of the loops does not matter
+    shape = (m, n) if swapped else (n, m)
+    dtype = r.choice(["", ", dtype=torch.float64", ", dtype=torch.float32", ", dtype=torch.int64"])
+    lines += [f"out = {r.choice(['torch.empty', 'torch.zeros'])}({shape[0]}, {shape[1]}{dtype})", outer,
+              f"    {inner}", *(f"        {line}" for line in body)]
+    if r.random() < 0.2:
+        lines.append("flat = out.view(-1)")  # the result keeps the row-major layout of the allocation
+    check("nested map into a preallocated output", program([seed(r)] + lines))
+
+
+# -- TW405: running max / min, with or without the index -----------------------------------------------------
+EXTREME_DTYPES = FLOATS + INTS + ["torch.int16", "torch.int8", "torch.uint8", "torch.bool"]
+
+
+def extreme_tensor(r: random.Random, n: int, dtype: str, ties: bool = False, nan: bool = False) -> list:
+    if dtype == "torch.bool":
+        lines = [f"x = torch.randn({n}) > 0"]
+    elif dtype == "torch.uint8":
+        lines = [f"x = torch.randint(0, 6, ({n},), dtype={dtype})"]
+    elif dtype in FLOATS:
+        lines = [f"x = {tensor(r, (n,), dtype)}"]
+    else:
+        lines = [f"x = torch.randint(-4, 5, ({n},), dtype={dtype})"]
+        if ties or r.random() < 0.3:
+            lines.append("x = x // 2")  # ties
+    if dtype in FLOATS and n and (nan or r.random() < 0.4):
+        lines.append(f"x[{r.randrange(n)}] = float('nan')")
+    return lines
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_running_extreme(r):
+    # 40% are integer programs with ties and an in-place change of x afterwards: where the loop keeps
+    # the first or the last of equal elements, and that it keeps a view of x, then shows. 25% are float
+    # programs with a NaN, which a Python comparison skips and `max()` does not.
+    mode = r.random()
+    ties, nan = mode < 0.4, 0.4 <= mode < 0.65
+    n = 6 if ties or nan else r.choice([0, 1, 2, 5])
+    dtype = r.choice(INTS + ["torch.int16", "torch.int8"] if ties else FLOATS if nan else EXTREME_DTYPES)
+    lines = [seed(r)] + extreme_tensor(r, n, dtype, ties, nan) + [f"N = {n}"]
+    which = r.choice(["max", "min"])
+    header = r.choice(["for v in x:", "for i in range(N):", "for i in range(len(x)):", "for i, v in enumerate(x):",
+                       "for i in range(1, N):"])
+    element = "x[i]" if "v" not in header else r.choice(["v", "v", "x[i]"] if "enumerate" in header else ["v"])
+    if r.random() < 0.25 and dtype != "torch.bool":
+        element = r.choice([f"({element} * 2)", f"({element} - 1)", f"{element}.abs()"])
+    form = r.randrange(3)
+    if form == 2:  # torch.maximum takes tensors only
+        start = r.choice(["x[0]", "torch.tensor(0)", "torch.tensor(-2.5)", "torch.tensor(3, dtype=torch.int32)"])
+    else:
+        start = r.choice(["x[0]", "x[0]", "0", "10", "-3", "2.5", "float('-inf')", "torch.tensor(0)",
+                          "torch.tensor(-2.5)", "True"])
+    if ("range(1," in header or ties) and r.random() < 0.8:
+        start = "x[0]"  # what makes starting at 1 the same walk
+    lines.append(f"m = {start}")
+    tracked = form == 0 and "i" in header.split(" in ")[0] and r.random() < 0.4
+    if tracked:
+        lines.append("k = 0")
+    lines.append(header)
+    if form == 0:
+        op = (">" if which == "max" else "<") + ("=" if r.random() < 0.25 else "")
+        flipped = {">": "<", "<": ">", ">=": "<=", "<=": ">="}[op]
+        lines += [f"    if {element} {op} m:" if r.random() < 0.5 else f"    if m {flipped} {element}:",
+                  f"        m = {element}"]
+        if tracked:
+            lines.append("        k = i")
+    elif form == 1:
+        lines.append(f"    m = {which}(m, {element})" if r.random() < 0.8 else f"    m = {which}({element}, m)")
+    else:
+        lines.append(f"    m = torch.{which}imum(m, {element})" if r.random() < 0.8
+                     else f"    m = torch.{which}imum({element}, m)")
+    post = r.random()
+    if (ties or post < 0.5) and dtype != "torch.bool":
+        # The loop keeps a view of x's (first extreme) element, and so must the rewrite.
+        lines.append("x.add_(torch.arange(len(x)).to(x.dtype))")
+    elif post < 0.65:
+        lines.append("m += 1")
+    check("running max / min", program(lines))
+
+
+# -- TW405: any / all flags ----------------------------------------------------------------------------------------
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_flag_loop(r):
+    n = r.choice([0, 1, 4])
+    rank = r.choice([0, 0, 1])
+    lines, shape = inputs(r, n, rank, r.choice([FLOATS, FLOATS + INTS]))
+    lines.insert(0, seed(r))
+    if n and rank == 0 and r.random() < 0.3:
+        lines.append(f"x[{r.randrange(n)}] = float('nan')" if "float" in lines[0] else "x[0] = 0")
+    header, leaves = r.choice([("for v in x:", ["v"]), ("for i in range(N):", ["x[i]", "y[i]"]),
+                               ("for p, q in zip(x, y):", ["p", "q"]), ("for i, v in enumerate(x):", ["v", "y[i]"])])
+    leaf = r.choice(leaves)
+    if rank == 0:
+        cond = r.choice([f"{leaf} > 0", f"{leaf} <= b", f"({leaf} > 0) and ({r.choice(leaves)} < 2)", f"{leaf} == 1",
+                         f"{leaf} != {r.choice(leaves)}", f"{leaf} * 2 > c"])
+    else:
+        cond = r.choice([f"{leaf}.sum() > 0", f"{leaf}.amax() < 1"])
+    any_form = r.random() < 0.5
+    if any_form:
+        init, setting = "False", "True"
+    else:
+        init, setting = "True", "False"
+        cond = r.choice([f"not {cond}" if " and " not in cond else f"not ({cond})", cond])
+    lines += [f"N = {n}", f"found = {init}", header, f"    if {cond}:", f"        found = {setting}"]
+    if r.random() < 0.5:
+        lines.append("        break")
+    check("any / all flag", program(lines))
+
+
+# -- zip / enumerate: maps, sums, filters, comprehensions -------------------------------------------------------------
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_zip_enumerate(r):
+    rank = r.choice([0, 0, 1])
+    n = r.choice([0, 1, 5])
+    lines, shape = inputs(r, n, rank, r.choice([FLOATS, FLOATS + INTS]))
+    lines.append(f"N = {n}")
+    zipped = r.random() < 0.6
+    if zipped:
+        header, generator, leaves = "for p, q in zip(x, y):", "for p, q in zip(x, y)", ["p", "q"]
+    else:
+        header, generator, leaves = "for i, v in enumerate(x):", "for i, v in enumerate(x)", ["v", "y[i]", "x[i]"]
+    text = Expr(r, leaves, invariants(r, rank), rank).gen()[0]
+    leaf = r.choice(leaves)
+    cond = f"{leaf} > 0" if rank == 0 else f"{leaf}.sum() > 0"
+    form = r.randrange(6 if zipped else 7)
+    if form == 0:
+        lines += ["res = []", header, f"    res.append({text})", "out = torch.stack(res)"]
+    elif form == 1:
+        lines += [f"out = torch.stack([{text} {generator}])"]
+    elif form == 2:
+        lines += [f"out = torch.tensor([{text} {generator}])"]
+    elif form == 3:
+        lines += ["s = " + r.choice(["0", "0.0", "10"]), header,
+                  r.choice([f"    s += {text}", f"    s += {leaves[0]} * {leaves[1]}"])]
+    elif form == 4:
+        if r.random() < 0.5:
+            lines += ["kept = []", header, f"    if {cond}:", f"        kept.append({r.choice(leaves)})",
+                      "out = torch.stack(kept)"]
+        else:
+            lines += [f"out = torch.stack([{r.choice(leaves)} {generator} if {cond}])"]
+    elif form == 5:
+        lines += ["s = 0", header, f"    if {cond}:", "        s += 1"]
+    else:
+        out_shape = f"{n}" if rank == 0 else f"{n}, {shape[1]}"
+        lines += [f"out = torch.zeros({out_shape})", header, f"    out[i] = {text}"]
+    check("zip / enumerate", program([seed(r)] + lines), tolerance=1e-4 * max(1, n), empty_selection=form == 4)
+
+
 # -- near misses: no fix, ever ---------------------------------------------------------------------------------------
+GRID = ["a, b = torch.randn(3), torch.randn(4)", "mat = torch.randn(3, 4)", "out = torch.zeros(3, 4)"]
 NEAR_MISSES = [
     # a carried dependence
     ["x = torch.randn(6)", "out = torch.zeros(6)", "for i in range(6):", "    out[i] = x[i] + out[i - 1]"],
@@ -401,6 +589,73 @@ NEAR_MISSES = [
      "for img in images:", "    out.append(img * 2)", "batch = torch.stack(out)"],
     # a training loop, epochs
     ["w = torch.randn(3)", "for epoch in range(10):", "    w = w - 0.1 * w"],
+    # nested maps: a carried dependence, partial or triangular ranges, a transposed or diagonal access
+    GRID + ["for i in range(3):", "    for j in range(4):", "        out[i, j] = a[i] * b[j] + out[i, j - 1]"],
+    GRID + ["for i in range(3):", "    for j in range(3):", "        out[i, j] = a[i] * b[j]"],
+    GRID + ["for i in range(2):", "    for j in range(4):", "        out[i, j] = a[i] * b[j]"],
+    GRID + ["for i in range(1, 3):", "    for j in range(4):", "        out[i, j] = a[i] * b[j]"],
+    GRID + ["for i in range(3):", "    for j in range(i):", "        out[i, j] = a[i] * b[j]"],
+    GRID + ["for i in range(3):", "    for j in range(4):", "        out[i, j] = a[j] * b[i]"],
+    GRID + ["sq = torch.randn(4, 4)", "o2 = torch.zeros(4, 4)", "for i in range(4):", "    for j in range(4):",
+            "        o2[i, j] = sq[j, i] * 2"],
+    GRID + ["sq = torch.randn(4, 4)", "o2 = torch.zeros(4, 4)", "for i in range(4):", "    for j in range(4):",
+            "        o2[i, i] = sq[i, j]"],
+    GRID + ["for i in range(3):", "    for j in range(4):", "        out[i, j] = a[i] * b[j]", "        print(j)"],
+    GRID + ["for i in range(3):", "    for j in range(4):", "        out[i, j] = a[i] * b[j]", "last = j"],
+    GRID + ["for i in range(3):", "    for j in range(4):", "        out[i, j] = a[i] * b[j]", "        break"],
+    GRID + ["for i in range(3):", "    for j in range(4):", "        out[i, j] = a[i] * b[j]", "    out[i, 0] = 0"],
+    GRID + ["for i in range(3):", "    for j in range(4):", "        out[i, j] = mat[i, j] * i"],
+    GRID + ["for i in range(3):", "    for j in range(4):", "        out[i, j] = a[i] * torch.randn(())"],
+    GRID + ["col = out[:, 0]", "for i in range(3):", "    for j in range(4):", "        out[i, j] = col[i] * 2 + 1"],
+    ["def f(out, a):", "    for i in range(3):", "        for j in range(4):", "            out[i, j] = a[i] * 2",
+     "    return out", "f(torch.zeros(3, 4), torch.randn(3))"],
+    GRID + ["t = torch.randn(4, 3).t()", "for i in range(3):", "    for j in range(4):",
+            "        out[i, j] = t[i, j] * 2"],  # the result would take t's column-major layout
+    ["def f(n: int, k: int):", "    a, b = torch.randn(n), torch.randn(k)", "    out = torch.empty(n, k)",
+     "    for i in range(n):", "        for j in range(k):", "            out[j, i] = a[i] * b[j]", "    return out"],
+    # running max / min: floats (NaN), ties, a start that is not x[0], a shadowed loop variable
+    ["x = torch.randn(5)", "m = x[0]", "for v in x:", "    if v > m:", "        m = v"],
+    ["x = torch.randn(5)", "m = float('-inf')", "for v in x:", "    m = max(m, v)"],
+    ["x = torch.randint(0, 3, (5,))", "m = x[0]", "for v in x:", "    if v >= m:", "        m = v"],
+    ["x = torch.randint(0, 3, (5,))", "m = x[0]", "for v in x:", "    m = max(v, m)"],
+    ["x = torch.randint(0, 3, (5,))", "m = 0", "for i in range(1, 5):", "    if x[i] > m:", "        m = x[i]"],
+    ["x = torch.randint(0, 3, (5,))", "m = x[0]", "for i in range(2, 5):", "    if x[i] > m:", "        m = x[i]"],
+    ["x = torch.randint(0, 3, (5,))", "m = x[0]", "x = torch.randint(0, 3, (5,))", "for i in range(1, 5):",
+     "    if x[i] > m:", "        m = x[i]"],
+    ["x = torch.randint(0, 3, (5,))", "m = x[0]", "for v in x:", "    if v > m:", "        m = v * 2"],
+    ["x = torch.randint(0, 3, (5,))", "m = x[0]", "for v in x:", "    if v > m:", "        m = v", "print(v)"],
+    ["x = torch.randint(0, 3, (5,))", "m = 0", "for v in x:", "    m = torch.maximum(m, v)"],
+    ["x = torch.ones(5, requires_grad=True)", "m = x[0]", "for v in x:", "    m = torch.maximum(m, v)"],
+    ["def f(x):", "    m = torch.tensor(0.0)", "    for v in x:", "        m = torch.maximum(m, v)", "    return m"],
+    ["x = torch.randn(5) > 0", "m = x[0]", "for v in x:", "    if v > m:", "        m = v"],
+    ["x = torch.randint(0, 3, (5,))", "best, k = x[0], 0", "for i in range(5):", "    if x[i] > best:",
+     "        best = x[i]", "        k = i"],
+    ["x = torch.randint(0, 3, (5,))", "best = x[0]", "k = -1", "for i in range(5):", "    if x[i] > best:",
+     "        best = x[i]", "        k = i"],
+    ["def f(n: int):", "    x = torch.randint(0, 3, (n,))", "    m = 10", "    for v in x:", "        m = max(m, v)",
+     "    return m"],
+    # any / all flags: the flag read in the loop, an else, an integer division skipped after the hit
+    ["x = torch.randn(5)", "found = False", "for v in x:", "    if v > 0 and not found:", "        found = True"],
+    ["x = torch.randn(5)", "found = False", "for v in x:", "    if v > 0:", "        found = True", "    else:",
+     "        found = False"],
+    ["x = torch.randint(0, 3, (5,))", "found = False", "for v in x:", "    if 6 // v > 2:", "        found = True",
+     "        break"],
+    ["x = torch.randn(5)", "found = False", "for v in x:", "    if v > 0:", "        found = True", "        break",
+     "hit = v"],
+    ["x = torch.randn(5)", "found = 0", "for v in x:", "    if v > 0:", "        found = True"],
+    # zip of lengths that differ or may differ, enumerate with a start
+    ["x, y = torch.randn(5), torch.randn(6)", "res = []", "for p, q in zip(x, y):", "    res.append(p * q)",
+     "out = torch.stack(res)"],
+    ["x, y = torch.randn(5), torch.randn(6)", "s = 0.0", "for p, q in zip(x, y):", "    s += p * q"],
+    ["def f(n: int, k: int):", "    x, y = torch.randn(n), torch.randn(k)", "    kept = []",
+     "    for p, q in zip(x, y):", "        if q > 0:", "            kept.append(p)", "    return torch.stack(kept)"],
+    ["def f(x, y):", "    return torch.tensor([p + q for p, q in zip(x, y)])"],
+    ["x = torch.randn(5)", "ys = [1.0, 2.0, 3.0, 4.0, 5.0]", "res = []", "for p, q in zip(x, ys):",
+     "    res.append(p * q)", "out = torch.stack(res)"],
+    ["x = torch.randn(5)", "out = torch.zeros(5)", "for i, v in enumerate(x, 1):", "    out[i - 1] = v * 2"],
+    ["x = torch.randn(5)", "out = torch.zeros(6)", "for i, v in enumerate(x):", "    out[i] = v * 2"],
+    ["x = torch.randn(5)", "out = torch.zeros(5)", "for i, v in enumerate(x):", "    out[i] = v * i"],
+    ["x = torch.randn(5)", "out = torch.zeros(5)", "for i, v in enumerate(x):", "    out[i] = v * 2", "    break"],
 ]
 
 
@@ -435,6 +690,102 @@ def test_generated_near_misses(r):
     check_refused("generated near miss", program(lines))
 
 
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_generated_near_misses_new_patterns(r):
+    """Nested maps, running max / min, flags and zip loops broken one way: no fix."""
+    n, m = r.choice([3, 5]), r.choice([2, 4])  # never square: a swapped write cannot fit
+    breakage = r.randrange(8)
+    pattern = r.randrange(4)
+    if pattern == 0:
+        lines = [f"a = torch.randn({n})", f"b = torch.randn({m})", f"mat = torch.randn({n}, {m})",
+                 f"out = torch.zeros({n}, {m})"]
+        value = r.choice(["a[i] * b[j]", "mat[i, j] + a[i]", "mat[i][j] - b[j]"])
+        outer, inner, store, after, extra = f"for i in range({n}):", f"for j in range({m}):", "out[i, j]", [], []
+        if breakage == 0:
+            inner = f"for j in range({m - 1}):"
+        elif breakage == 1:
+            outer = f"for i in range(1, {n}):"
+        elif breakage == 2:
+            value += " + out[i, j - 1]"
+        elif breakage == 3:
+            inner = "for j in range(i):"
+        elif breakage == 4:
+            value += " * j"
+        elif breakage == 5:
+            store = "out[j, i]"
+        elif breakage == 6:
+            extra = ["        print(i)"]
+        elif breakage == 7:
+            after = ["last = j"]
+        lines += [outer, f"    {inner}", f"        {store} = {value}", *extra, *after]
+    elif pattern == 1:
+        lines = [f"x = torch.randint(0, 4, ({n},))", "m = x[0]"]
+        header, test, assign, after = "for v in x:", "v > m", "m = v", []
+        if breakage == 0:
+            lines[0] = f"x = torch.randn({n})"  # NaN
+        elif breakage == 1:
+            test = "v >= m"
+        elif breakage == 2:
+            lines[1] = "m = 0"
+            header, test, assign = f"for i in range(1, {n}):", "x[i] > m", "m = x[i]"
+        elif breakage == 3:
+            header, test, assign = f"for i in range(2, {n}):", "x[i] > m", "m = x[i]"
+        elif breakage == 4:
+            assign = "m = v * 2"
+        elif breakage == 5:
+            after = ["print(v)"]
+        elif breakage == 6:
+            lines[1] = "m = 0"
+            assign = "m = torch.maximum(m, v)"
+        elif breakage == 7:
+            lines[0] = f"x = torch.randn({n}) > 0"
+        body = ["    m = max(v, m)"] if breakage == 1 and r.random() < 0.5 else [f"    if {test}:", f"        {assign}"]
+        if breakage == 6:
+            body = [f"    {assign}"]
+        lines += [header, *body, *after]
+    elif pattern == 2:
+        lines = [f"x = torch.randint(-2, 3, ({n},))", "found = False"]
+        test, body, after = "v > 0", ["        found = True"], []
+        if breakage == 0:
+            test = "v > 0 and not found"
+        elif breakage == 1:
+            body += ["    else:", "        found = False"]
+        elif breakage == 2:
+            test, body = "6 // v > 2", body + ["        break"]
+        elif breakage == 3:
+            body, after = body + ["        break"], ["hit = v"]
+        elif breakage == 4:
+            body = ["        found = v > 1"]
+        elif breakage == 5:
+            lines[1] = "found = True"
+        elif breakage == 6:
+            body += ["        print(v)"]
+        elif breakage == 7:
+            lines[1] = "found = 0"
+        lines += ["for v in x:", f"    if {test}:", *body, *after]
+    else:
+        lines = [f"x = torch.randn({n})", f"y = torch.randn({n})", "res = []"]
+        header, value, after = "for p, q in zip(x, y):", "p * q", ["out = torch.stack(res)"]
+        if breakage == 0:
+            lines[1] = f"y = torch.randn({n + 1})"
+        elif breakage in (1, 2):
+            lines[1] = f"y = [float(k) for k in range({n})]"
+        elif breakage == 3:
+            header = "for p, q, t in zip(x, x, torch.randn(1)):"
+        elif breakage == 4:
+            header, value = "for i, p in enumerate(x, 1):", "p * i"
+        elif breakage == 5:
+            after.append("n = len(res)")
+        elif breakage == 6:
+            header = "for p, q in zip(x, y[:-2]):"
+        lines += [header, f"    res.append({value})", *after]
+        if breakage == 7:  # lengths known only as different symbols
+            lines = ["def f(k: int):", *("    " + line for line in lines[:2]), "    y = torch.randn(k)",
+                     *("    " + line for line in lines[2:-1]), "    return torch.stack(res)"]
+    check_refused("generated near miss (new patterns)", program(lines))
+
+
 def test_zz_report():
     """Prints how many generated programs ran and how many got a rewrite (pytest -s shows it)."""
     if not STATS:
@@ -444,7 +795,9 @@ def test_zz_report():
         print(f"{pattern:45s} {programs:6d} programs, {fixed:6d} rewritten and checked")
     print(f"{'total':45s} {total:6d}")
     for pattern in ("map into a preallocated output", "append + stack / comprehension map", "filter", "reduction",
-                    "torch.cat accumulation", "per-item loop over a list", "builtins"):
+                    "torch.cat accumulation", "per-item loop over a list", "builtins",
+                    "nested map into a preallocated output", "running max / min", "any / all flag",
+                    "zip / enumerate"):
         if pattern in STATS:
             programs, fixed = STATS[pattern]
             assert fixed >= programs * 0.15, f"{pattern}: only {fixed} of {programs} generated loops were rewritten"

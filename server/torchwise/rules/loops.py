@@ -63,14 +63,19 @@ class ElementwiseMapLoop(_LoopRule):
     name = "elementwise-map-loop"
     severity = Severity.WARNING
     summary = ("Flags loops that compute an output one element (or row) at a time: "
-               "`for i in range(N): out[i] = f(x[i], w)`, or `res.append(f(x[i]))` followed by `torch.stack(res)`.")
+               "`for i in range(N): out[i] = f(x[i], w)`, or `res.append(f(x[i]))` followed by `torch.stack(res)`; "
+               "nested loops that fill a matrix (`out[i, j] = a[i] * b[j]`); the same over `enumerate(x)` and "
+               "`zip(x, y)`.")
     why = ("Each iteration launches a few tiny kernels and pays Python's overhead: a loop over 10,000 rows is "
            "100-1000x slower than one vectorized expression on a CPU, far more on a GPU. The same computation "
            "written on whole tensors (`data @ weight + bias`) runs as one kernel.")
     fix_summary = ("Replaces the allocation and the loop with one expression, checked to give the same values, "
                    "shape and dtype (a cast is added when the output's dtype differs): `x[i]` becomes `x`, "
                    "`torch.dot(x[i], w)` becomes `x @ w`, `x[i].sum()` becomes `x.sum(dim=1)`, an `if`/`else` "
-                   "becomes `torch.where`.")
+                   "becomes `torch.where`. In nested loops `a[i]` becomes the column `a[:, None]`, `b[j]` the row "
+                   "`b`, `m[i, j]` is `m`, and `a[i] * b[j]` is `torch.outer(a, b)`; where every value depends on "
+                   "one index only, one broadcasting write `out[:] = ...` fills the matrix. `zip` is rewritten only "
+                   "when the tensors' lengths are known equal (it stops at the shortest).")
     valid = _NOT_FLAGGED + (
         Valid("import torch\nx = torch.randn(10)\nfast = x * 2\n"),
         # Only half the range: the rest of `out` keeps its old values.
@@ -78,6 +83,12 @@ class ElementwiseMapLoop(_LoopRule):
         # An unknown function may have side effects.
         Valid("import torch\nx = torch.randn(10)\nout = torch.zeros(10)\nfor i in range(10):\n"
               "    out[i] = f(x[i])\n"),
+        # `zip` stops at the shorter tensor: a different result from `x * y`, which raises.
+        Valid("import torch\nx = torch.randn(5)\ny = torch.randn(6)\nres = []\nfor p, q in zip(x, y):\n"
+              "    res.append(p * q)\nout = torch.stack(res)\n"),
+        # A triangle: the inner loop does not cover the row.
+        Valid("import torch\na = torch.randn(4)\nout = torch.zeros(4, 4)\nfor i in range(4):\n"
+              "    for j in range(i):\n        out[i, j] = a[i] - a[j]\n"),
     )
     invalid = (
         Invalid("import torch\n\ndata = torch.randn(10000, 512)\nweight = torch.randn(512)\nbias = 0.5\n"
@@ -99,6 +110,23 @@ class ElementwiseMapLoop(_LoopRule):
         # Where the loop may run zero times, `torch.stack([])` raises: no fix.
         Invalid("import torch\ndef f(n: int):\n    x = torch.randn(n)\n    res = []\n    for v in x:\n"
                 "        res.append(v * 2)\n    return torch.stack(res)\n"),
+        Invalid("import torch\na = torch.randn(3)\nb = torch.randn(4)\nout = torch.empty(3, 4)\nfor i in range(3):\n"
+                "    for j in range(4):\n        out[i, j] = a[i] * b[j]\n",
+                "import torch\na = torch.randn(3)\nb = torch.randn(4)\nout = torch.outer(a, b)\n"),
+        Invalid("import torch\na = torch.randn(3)\nb = torch.randn(4)\nm = torch.randn(3, 4)\n"
+                "scores = torch.zeros(3, 4, dtype=torch.float64)\nfor i in range(3):\n    for j in range(4):\n"
+                "        scores[i][j] = m[i, j] * 2 + a[i] - b[j]\n",
+                "import torch\na = torch.randn(3)\nb = torch.randn(4)\nm = torch.randn(3, 4)\n"
+                "scores = (m * 2 + a[:, None] - b).to(torch.float64)\n"),
+        Invalid("import torch\na = torch.randn(3)\ngrid = torch.zeros(3, 4)\nfor i in range(3):\n"
+                "    for j in range(4):\n        grid[i, j] = a[i] * 2\n",
+                "import torch\na = torch.randn(3)\ngrid = torch.zeros(3, 4)\ngrid[:] = a[:, None] * 2\n"),
+        Invalid("import torch\nx = torch.randn(5)\nout = torch.zeros(5)\nfor i, v in enumerate(x):\n"
+                "    out[i] = v * 2\n",
+                "import torch\nx = torch.randn(5)\nout = x * 2\n"),
+        Invalid("import torch\nx = torch.randn(5)\ny = torch.randn(5)\nres = []\nfor p, q in zip(x, y):\n"
+                "    res.append(p * q)\nout = torch.stack(res)\n",
+                "import torch\nx = torch.randn(5)\ny = torch.randn(5)\nout = x * y\n"),
     )
 
 
@@ -154,6 +182,9 @@ class FilterLoop(_LoopRule):
         Invalid("import torch\nx = torch.randn(6, 2)\nkept = []\nfor i in range(6):\n    if x[i].sum() > 0:\n"
                 "        kept.append(x[i] * 2)\nout = torch.stack(kept)\n",
                 "import torch\nx = torch.randn(6, 2)\nout = x[x.sum(dim=1) > 0] * 2\n"),
+        Invalid("import torch\nx = torch.randn(50)\ny = torch.randn(50)\nkept = []\nfor p, q in zip(x, y):\n"
+                "    if q > 0:\n        kept.append(p)\npicked = torch.stack(kept)\n",
+                "import torch\nx = torch.randn(50)\ny = torch.randn(50)\npicked = x[y > 0]\n"),
     )
 
 
@@ -176,6 +207,9 @@ class Comprehension(_CallRule):
                 "import torch\nrows = torch.randn(4, 3)\nn = rows.sigmoid() * 2\n"),
         Invalid("import torch\nt = torch.randn(10)\ny = torch.stack([x for x in t if x > 0])\n",
                 "import torch\nt = torch.randn(10)\ny = t[t > 0]\n"),
+        Invalid("import torch\nx = torch.randn(50)\ny = torch.randn(50)\n"
+                "z = torch.tensor([p * q for p, q in zip(x, y)])\n",
+                "import torch\nx = torch.randn(50)\ny = torch.randn(50)\nz = x * y\n"),
     )
 
 
@@ -183,13 +217,27 @@ class ReductionLoop(_LoopRule):
     code = "TW405"
     name = "reduction-loop"
     severity = Severity.WARNING
-    summary = "Flags `s += x[i] * y[i]`, `for v in t: total += v` and counting loops (`if v > 0: n += 1`)."
-    why = ("Each iteration adds one 0-d tensor in Python: a dot product or a sum written as a loop is hundreds "
-           "of times slower than `x @ y` or `t.sum()`, and rounds worse (sequential instead of pairwise sums).")
+    summary = ("Flags `s += x[i] * y[i]`, `for v in t: total += v`, counting loops (`if v > 0: n += 1`), running "
+               "max / min (`if v > m: m = v`, `m = max(m, v)`, `m = torch.maximum(m, v)`, with or without the "
+               "index of the best), and any / all flags (`if v > 0: found = True; break`).")
+    why = ("Each iteration adds (or compares) one 0-d tensor in Python: a dot product, a sum or a max written as "
+           "a loop is hundreds of times slower than `x @ y`, `t.sum()` or `t.max()`, and a sum rounds worse "
+           "(sequential instead of pairwise).")
     fix_summary = ("`s = x @ y` / `total += t.sum()` / `n += int((t > 0).sum())`, keeping the starting value; "
-                   "offered only where the loop certainly runs (else a Python number would stay a number).")
+                   "offered only where the loop certainly runs (else a Python number would stay a number). "
+                   "A running max of integers becomes `m = x[x.argmax()]` (the element itself, a view of `x`, as the "
+                   "loop keeps it; `max(m, ...)` with another start), its index `int(x.argmax())`; "
+                   "`torch.maximum(m, v)` becomes `x.max()` (exact with NaN too). A Python comparison skips NaN "
+                   "where `max()` returns it, so float comparison loops get no fix. Flags become "
+                   "`bool((t > 0).any())` / `bool(cond.all())`: a Python bool, as the loop leaves.")
     valid = _NOT_FLAGGED + (
         Valid("import torch\nx = torch.randn(10)\ns = 0\nfor i in range(10):\n    s += x[i]\n    s = s * 0.5\n"),
+        # Starting at 1 skips x[0]: only the same walk when x[0] is the starting value.
+        Valid("import torch\nx = torch.randint(0, 9, (10,))\nm = 0\nfor i in range(1, 10):\n    if x[i] > m:\n"
+              "        m = x[i]\n"),
+        # The flag is read inside the loop.
+        Valid("import torch\nt = torch.randn(10)\nfound = False\nfor v in t:\n    if v > 0 and not found:\n"
+              "        found = True\n"),
     )
     invalid = (
         Invalid("import torch\nx = torch.randn(2048)\ny = torch.randn(2048)\n\n# A dot product\ns = 0.0\n"
@@ -202,6 +250,27 @@ class ReductionLoop(_LoopRule):
                 "import torch\nt = torch.randn(100)\nn = int((t > 0).sum())\n"),
         Invalid("import torch\ndef f(k: int):\n    t = torch.randn(k)\n    s = 0.0\n    for v in t:\n"
                 "        s += v\n    return s\n"),
+        Invalid("import torch\nx = torch.randint(0, 100, (50,))\nm = x[0]\nfor v in x:\n    if v > m:\n"
+                "        m = v\n",
+                "import torch\nx = torch.randint(0, 100, (50,))\nm = x[x.argmax()]\n"),
+        Invalid("import torch\nx = torch.randint(0, 100, (50,))\nm = 0\nfor v in x:\n    m = max(m, v)\n",
+                "import torch\nx = torch.randint(0, 100, (50,))\nm = max(0, x[x.argmax()])\n"),
+        Invalid("import torch\nx = torch.randint(0, 100, (50,))\nbest = x[0]\nbest_i = 0\n"
+                "for i in range(1, len(x)):\n    if x[i] > best:\n        best = x[i]\n        best_i = i\n",
+                "import torch\nx = torch.randint(0, 100, (50,))\nbest_i = int(x.argmax())\nbest = x[best_i]\n"),
+        Invalid("import torch\nt = torch.randn(50)\nhi = t[0]\nfor v in t:\n    hi = torch.maximum(hi, v)\n",
+                "import torch\nt = torch.randn(50)\nhi = t.max()\n"),
+        # A Python comparison skips NaN, `t.min()` returns it: no fix for floats.
+        Invalid("import torch\nt = torch.randn(50)\nlo = t[0]\nfor v in t:\n    if v < lo:\n        lo = v\n"),
+        Invalid("import torch\nt = torch.randn(50)\nfound = False\nfor v in t:\n    if v > 3:\n"
+                "        found = True\n        break\n",
+                "import torch\nt = torch.randn(50)\nfound = bool((t > 3).any())\n"),
+        Invalid("import torch\nx = torch.randn(50)\ny = torch.randn(50)\nordered = True\nfor p, q in zip(x, y):\n"
+                "    if not p <= q:\n        ordered = False\n",
+                "import torch\nx = torch.randn(50)\ny = torch.randn(50)\nordered = bool((x <= y).all())\n"),
+        Invalid("import torch\nx = torch.randn(50)\ny = torch.randn(50)\ns = 0.0\nfor p, q in zip(x, y):\n"
+                "    s += p * q\n",
+                "import torch\nx = torch.randn(50)\ny = torch.randn(50)\ns = x @ y\n"),
     )
 
 

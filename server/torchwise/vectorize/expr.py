@@ -18,7 +18,7 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
-from torchwise.analysis import dims
+from torchwise.analysis import dims, layout
 from torchwise.analysis.dtypes import DType, DTypeError, Operand, is_complex, is_floating, result_type
 from torchwise.analysis.values import ScalarValue, TensorValue
 
@@ -109,14 +109,26 @@ class Batch:
 
 
 class Space:
-    """What the loop variable means: an index into batched tensors, or the element itself."""
+    """What the loop variables mean: an index into batched tensors, and the elements themselves
+    (several with ``zip``, an index and an element with ``enumerate``)."""
 
     def __init__(self, count, index: Optional[str] = None, element: Optional[str] = None,
                  element_batch: Optional[Batch] = None):
         self.count = count  # N: int or dims.Sym
         self.index = index
-        self.element = element
-        self.element_batch = element_batch
+        self.elements: dict = {element: element_batch} if element is not None else {}
+
+    @property
+    def element(self) -> Optional[str]:
+        return next(iter(self.elements), None)
+
+    @property
+    def element_batch(self) -> Optional[Batch]:
+        return next(iter(self.elements.values()), None)
+
+    @property
+    def names(self) -> set:
+        return ({self.index} - {None}) | set(self.elements)
 
 
 class Translator:
@@ -201,8 +213,8 @@ class Translator:
     def _Name(self, node: ast.Name) -> Vec:
         if node.id == self.space.index:
             raise Refuse("the loop index is used as a value")
-        if node.id == self.space.element:
-            return self._batch_vec(self.space.element_batch)
+        if node.id in self.space.elements:
+            return self._batch_vec(self.space.elements[node.id])
         return self.invariant(node)
 
     def _Constant(self, node: ast.Constant) -> Vec:
@@ -289,7 +301,7 @@ class Translator:
     def _BoolOp(self, node: ast.BoolOp) -> Vec:
         """``a > 0 and b < 1`` on 0-d bools: Python's truth test per element is ``&``/``|`` vectorized."""
         for later in node.values[1:]:
-            _no_raising_ops(later)  # short-circuited per element, computed for all vectorized
+            no_raising_ops(later)  # short-circuited per element, computed for all vectorized
         parts = [self(value) for value in node.values]
         if not any(p.batched for p in parts):
             return self.invariant(node)
@@ -438,7 +450,7 @@ class Translator:
             raise Refuse("`where` of two numbers")
         if python_choice:
             for branch in nodes:
-                _no_raising_ops(branch)
+                no_raising_ops(branch)
         _, shape = self.elementwise([cond, body, orelse], "other")
         dtype, _ = self.elementwise([body, orelse], "other") if (body.batched or orelse.batched) \
             else self.elementwise([cond, body, orelse], "other")
@@ -514,11 +526,105 @@ class Translator:
         return next((v.device for v in values if v.device is not None), None)
 
     def _mentions_loop(self, node: ast.AST) -> bool:
-        names = {self.space.index, self.space.element} - {None}
+        names = self.space.names
         return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
 
-def _no_raising_ops(node: ast.AST) -> None:
+class Grid:
+    """Two nested loops filling ``out[p, q]``: the loops' spaces in the order of the output's axes."""
+
+    def __init__(self, rows: Space, cols: Space):
+        self.levels = (rows, cols)
+        self.index = None
+        self.elements: dict = {}
+        self.count = (rows.count, cols.count)
+
+    @property
+    def names(self) -> set:
+        return self.levels[0].names | self.levels[1].names
+
+    def axis_of(self, name: str) -> Optional[int]:
+        return next((axis for axis, level in enumerate(self.levels) if name in level.names), None)
+
+
+class GridTranslator(Translator):
+    """The body of two nested loops that fill ``out[p, q]`` one number at a time.
+
+    A slice along the row index becomes a column (``a[p]`` -> ``a[:, None]``), one along the column
+    index stays a row (``b[q]`` -> ``b``), ``m[p, q]`` / ``m[p][q]`` is ``m``: broadcasting then
+    pairs every row with every column. Only 0-d elements, so every op is element-wise (a reduction
+    or a matrix product of a 0-d slice is refused by the ops themselves).
+    """
+
+    def __init__(self, ctx, scope, grid: Grid, default_float: Optional[DType]):
+        super().__init__(ctx, scope, grid, default_float)
+        self.axes: set = set()  # the output axes the leaves span; the result covers exactly these
+        self.leaves: dict = {}  # node of a 1-d slice -> (axis, the whole vector's text), for `torch.outer`
+        self.layout_known = True  # every 2-d tensor read is row-major (so the result is too)
+
+    def _Name(self, node: ast.Name) -> Vec:
+        axis = self.space.axis_of(node.id)
+        if axis is None:
+            return self.invariant(node)
+        level = self.space.levels[axis]
+        if node.id == level.index:
+            raise Refuse("the loop index is used as a value")
+        batch = level.elements[node.id]
+        if batch.shape:
+            raise Refuse("elements of more than 0 dimensions")
+        self.grad |= batch.grad
+        return self._leaf(node, batch.text, batch.prec, batch.dtype, batch.device, (axis,))
+
+    def _Subscript(self, node: ast.Subscript) -> Vec:
+        if not self._mentions_loop(node):
+            return self.invariant(node)
+        base, indices = grid_indices(node)
+        axes = tuple(self.space.axis_of(name) for name in indices)
+        if base is None or any(a is None or name != self.space.levels[a].index for a, name in zip(axes, indices)):
+            raise Refuse("the loop variables are used in an index other than `x[i]`, `m[i, j]`")
+        if len(set(axes)) != len(axes):
+            raise Refuse("the same index twice")
+        if axes == (1, 0):
+            raise Refuse("a transposed read (`m[j, i]`)")
+        if not isinstance(base, (ast.Name, ast.Attribute)) or self._mentions_loop(base):
+            raise Refuse("indexing something other than a named tensor")
+        whole = self.invariant(base)
+        if not whole.is_tensor or whole.rank != len(indices):
+            raise Refuse("elements of more than 0 dimensions")
+        for axis, size in zip(axes, whole.shape):
+            count = self.space.levels[axis].count
+            if dims.dim_eq(size, count) is not True:
+                raise Refuse(f"`{whole.text}` has a dimension of {size}, the loop runs {count} times")
+        value = self.ctx.value(base)
+        self.grad |= value.requires_grad is not False
+        if whole.rank == 2 and layout.is_contiguous(whole.shape, value.strides) is not True:
+            self.layout_known = False
+        return self._leaf(node, whole.text, whole.prec, whole.dtype, whole.device, axes)
+
+    def _leaf(self, node: ast.AST, text: str, prec: int, dtype: DType, device, axes: tuple) -> Vec:
+        """The whole tensor ``text``, placed along the output axes it spans."""
+        self.axes.update(axes)
+        if len(axes) == 1:
+            self.leaves[node] = (axes[0], text)
+        if axes == (0,):
+            text, prec = f"{wrap(text, prec, ATOM)}[:, None]", ATOM
+        return Vec(text, prec, True, dtype=dtype, shape=(), device=device, base=text, fresh=False)
+
+
+def grid_indices(node: ast.Subscript) -> tuple:
+    """``a[i]`` -> (a, (i,)); ``m[i, j]`` and ``m[i][j]`` -> (m, (i, j)); anything else -> (None, ())."""
+    index = node.slice
+    if isinstance(index, ast.Name):
+        inner = node.value
+        if isinstance(inner, ast.Subscript) and isinstance(inner.slice, ast.Name):
+            return inner.value, (inner.slice.id, index.id)
+        return inner, (index.id,)
+    if isinstance(index, ast.Tuple) and len(index.elts) == 2 and all(isinstance(e, ast.Name) for e in index.elts):
+        return node.value, (index.elts[0].id, index.elts[1].id)
+    return None, ()
+
+
+def no_raising_ops(node: ast.AST) -> None:
     """Code the loop may skip for some elements (an untaken branch) is computed for all of them vectorized:
     an integer division by zero or a negative integer power it never reached would raise."""
     for sub in ast.walk(node):

@@ -1,9 +1,11 @@
 """Recognizing Python loops over tensors, and building their vectorized rewrites.
 
 One entry per syntactic form: :func:`match_loop` for ``for`` statements (maps into a
-preallocated output or a stacked list, filters, reductions, ``torch.cat`` accumulation,
-per-item loops over a list of tensors), :func:`match_call` for comprehensions passed to
-``torch.tensor``/``torch.stack`` and for builtins that iterate a tensor (``sum(t)``).
+preallocated output or a stacked list, nested loops filling a matrix, filters, reductions,
+running max / min, any / all flags, ``torch.cat`` accumulation, per-item loops over a list of
+tensors; over ``range``, a tensor, ``enumerate`` or ``zip`` of equal lengths), :func:`match_call`
+for comprehensions passed to ``torch.tensor``/``torch.stack`` and for builtins that iterate a
+tensor (``sum(t)``).
 
 A match has a message and, when every proof obligation holds, a fix. Three outcomes:
 
@@ -18,20 +20,26 @@ A match has a message and, when every proof obligation holds, a fix. Three outco
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 from torchwise.analysis import dims
 from torchwise.analysis.dtypes import DType, is_floating, is_integral
 from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue, join
 from torchwise.vectorize import proof, rewrite
-from torchwise.vectorize.expr import ATOM, Batch, Refuse, Space, Translator, Vec, wrap
+from torchwise.vectorize.expr import (ATOM, Batch, Grid, GridTranslator, Refuse, Space, Translator, Vec,
+                                      grid_indices, no_raising_ops, wrap)
 
 _ALLOCATORS = frozenset({"torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_like",
                          "torch.zeros_like", "torch.ones_like", "torch.full_like"})
 _FRESH_FACTORIES = _ALLOCATORS | {"torch.tensor", "torch.randn", "torch.rand", "torch.arange"}
 _SUM_DTYPES = frozenset({DType.float32, DType.float64})
 _IO_CALLS = frozenset({"print", "open", "input", "breakpoint", "exec", "eval"})
+# `e > m` keeps a new maximum; strict comparisons keep the first of equal ones.
+_EXTREME_OPS = {ast.Gt: ("max", True), ast.GtE: ("max", False), ast.Lt: ("min", True), ast.LtE: ("min", False)}
+_FLIPPED = {ast.Gt: ast.Lt, ast.Lt: ast.Gt, ast.GtE: ast.LtE, ast.LtE: ast.GtE}
+# `torch.max(m, v)` is the same op; left out while the facts engine raises on it (it reads `v` as a `dim`).
+_TORCH_EXTREMES = {"torch.maximum": "max", "torch.minimum": "min"}
 
 
 @dataclass
@@ -83,21 +91,15 @@ class _Base:
         return "torch" if "torch" in aliases else aliases[0]
 
     def space_for(self, target: ast.expr, iterable: ast.expr, scope) -> tuple[Space, str]:
-        """What the loop variable stands for: ("range" | "tensor" | "list")."""
+        """What the loop variables stand for: ("range" | "tensor" | "list")."""
+        if _is_builtin_call(iterable, "enumerate", scope):
+            return self.enumerated(target, iterable, scope)
+        if _is_builtin_call(iterable, "zip", scope):
+            return self.zipped(target, iterable, scope), "tensor"
         if not isinstance(target, ast.Name):
             raise Refuse("the loop target is not a plain name")
         if _is_builtin_call(iterable, "range", scope):
-            args = iterable.args
-            if iterable.keywords or not 1 <= len(args) <= 2:
-                raise Refuse("range with a step")
-            if len(args) == 2 and not (isinstance(args[0], ast.Constant) and args[0].value == 0
-                                       and not isinstance(args[0].value, bool)):
-                raise Refuse("a range that does not start at 0")
-            count = self.ctx.value(args[-1])
-            if not (isinstance(count, ScalarValue) and count.kind == "int" and count.value is not None):
-                raise Refuse("the number of iterations is unknown")
-            Translator(self.ctx, scope, Space(count.value), self.default_float).check_pure(args[-1])
-            return Space(count.value, index=target.id), "range"
+            return Space(self.range_count(iterable, scope, start=0), index=target.id), "range"
         value = self.ctx.value(iterable)
         if isinstance(value, TensorValue):
             if not isinstance(iterable, (ast.Name, ast.Attribute)):
@@ -114,6 +116,53 @@ class _Base:
                               element.device, fresh=True, grad=element.requires_grad is not False)
                 return Space(None, element=target.id, element_batch=batch), "list"
         raise Refuse("not a loop over a tensor, a range or a list of same-shaped tensors")
+
+    def range_count(self, call: ast.Call, scope, start: int):
+        """N of ``range(N)`` / ``range(start, N)``, when it is known."""
+        args = call.args
+        if call.keywords or not 1 <= len(args) <= 2:
+            raise Refuse("range with a step")
+        first = args[0] if len(args) == 2 else ast.Constant(0)
+        if not (isinstance(first, ast.Constant) and type(first.value) is int and first.value == start):
+            raise Refuse(f"a range that does not start at {start}")
+        count = self.ctx.value(args[-1])
+        if not (isinstance(count, ScalarValue) and count.kind == "int" and count.value is not None):
+            raise Refuse("the number of iterations is unknown")
+        Translator(self.ctx, scope, Space(count.value), self.default_float).check_pure(args[-1])
+        return count.value
+
+    def enumerated(self, target: ast.expr, call: ast.Call, scope) -> tuple[Space, str]:
+        """``for i, v in enumerate(x)``: one walk along ``x`` with its index."""
+        if call.keywords or len(call.args) != 1 or not (isinstance(target, ast.Tuple) and len(target.elts) == 2
+                                                        and isinstance(target.elts[0], ast.Name)):
+            raise Refuse("an `enumerate` with a start, or a target not understood")
+        space, kind = self.space_for(target.elts[1], call.args[0], scope)
+        index = target.elts[0].id
+        if kind != "tensor" or space.index is not None or index in space.names:
+            raise Refuse("`enumerate` of something other than tensors")
+        space.index = index
+        return space, kind
+
+    def zipped(self, target: ast.expr, call: ast.Call, scope) -> Space:
+        """``for a, b in zip(x, y)``: tensors walked together; zip stops at the shortest, so their lengths
+        must be known equal."""
+        if call.keywords or len(call.args) < 2 or not isinstance(target, ast.Tuple) \
+                or len(target.elts) != len(call.args):
+            raise Refuse("a `zip` not understood")
+        space = None
+        for name, iterable in zip(target.elts, call.args):
+            part, kind = self.space_for(name, iterable, scope)
+            if kind != "tensor" or part.index is not None:
+                raise Refuse("`zip` of something other than tensors")
+            if space is None:
+                space = part
+                continue
+            if dims.dim_eq(part.count, space.count) is not True:
+                raise Refuse(f"`zip` of lengths {space.count} and {part.count}, which may differ")
+            if part.names & space.names:
+                raise Refuse("a name bound twice")
+            space.elements.update(part.elements)
+        return space
 
     def list_element(self, name: ast.Name, scope) -> Optional[TensorValue]:
         """The facts every element of the list ``name`` shares, when the list is built once and never changed."""
@@ -154,10 +203,14 @@ class _LoopMatcher(_Base):
             accumulation = self.cat_accumulation()
             if accumulation is not None:
                 return accumulation
-            space, kind = self.space_for(loop.target, loop.iter, self.scope)
+            try:
+                space, kind = self.space_for(loop.target, loop.iter, self.scope)
+            except Refuse:
+                return self.extreme_from_second()
             if len(loop.body) != 1:
                 return None
-            for matcher in (self.preallocated_map, self.appended_map, self.filtered, self.reduction):
+            for matcher in (self.preallocated_map, self.grid_map, self.appended_map, self.filtered, self.reduction,
+                            self.running_extreme, self.flag):
                 found = matcher(space, kind)
                 if found is not None:
                     return found
@@ -166,9 +219,22 @@ class _LoopMatcher(_Base):
         return None
 
     # -- shared obligations ----------------------------------------------------------------------
-    def loop_variable_free(self) -> None:
-        if proof.read_outside(self.scope_node, self.loop, self.loop.target.id):
-            raise Doubt(f"`{self.loop.target.id}` is read after the loop")
+    def loop_variable_free(self, *inner: ast.For) -> None:
+        for loop in (self.loop, *inner):
+            for name in _target_names(loop.target):
+                if proof.read_outside(self.scope_node, self.loop, name):
+                    raise Doubt(f"`{name}` is read after the loop")
+
+    def deletable(self, init: Optional[ast.stmt]) -> Optional[ast.stmt]:
+        """``init`` when deleting it cannot be seen: it has its lines to itself, and no other code
+        (a function called in between) can read the name before the loop sets it."""
+        if init is None or not rewrite.stands_alone(self.source, init):
+            return None
+        name = init.targets[0].id
+        if (proof.captured(self.scope_node, name) or proof.declared_shared(self.scope, name)) \
+                and not proof.adjacent(self.ctx, init, self.loop):
+            return None
+        return init
 
     def needs_iterations(self, space: Space, kind: str, what: str) -> None:
         if kind != "list" and not proof.certainly_positive(space.count):
@@ -190,7 +256,7 @@ class _LoopMatcher(_Base):
 
     # -- out[i] = f(x[i]) ------------------------------------------------------------------------
     def preallocated_map(self, space: Space, kind: str) -> Optional[Match]:
-        if kind != "range":
+        if space.index is None:
             return None
         stmt = self.loop.body[0]
         index = space.index
@@ -207,38 +273,118 @@ class _LoopMatcher(_Base):
         alloc = proof.binding_before(self.ctx, self.loop, out)
         message = f"loop fills `{out}` one element at a time; vectorized: `{out} = {_short(vec.text)}`"
 
-        def obligations():
-            if alloc is None or not self._fresh_allocation(alloc.value):
-                raise Doubt(f"`{out}` is not freshly allocated right before the loop")
-            if not rewrite.stands_alone(self.source, alloc):
-                raise Doubt(f"`{out}`'s allocation shares its line")
-            self.not_shared(out, alloc)
-            self.loop_variable_free()
-            target = self.ctx.value(alloc.value)
-            if not isinstance(target, TensorValue) or target.dtype is None or target.shape is None \
-                    or target.device is None or not target.shape:
-                raise Doubt(f"`{out}`'s dtype, shape or device is unknown")
-            if dims.dim_eq(target.shape[0], space.count) is not True:
-                raise Doubt(f"`{out}` has {target.shape[0]} rows, the loop runs {space.count} times")
-            if len(target.shape) - 1 != vec.rank or any(dims.dim_eq(a, b) is not True
-                                                        for a, b in zip(target.shape[1:], vec.shape)):
-                raise Doubt(f"each element written has a different shape from a row of `{out}`")
-            if translator.devices != {target.device}:
-                raise Doubt(f"`{out}` is on another device than the data")
-            text = vec.text
-            if vec.dtype != target.dtype:
-                if not vec.exact_cast:
-                    raise Doubt("the branches have different dtypes from the output")
-                text = f"{vec.atom()}.to({self.torch()}.{target.dtype.short})"
-            elif not vec.fresh:
-                text = f"{vec.atom()}.clone()"
+        return self.finish("TW401", message, f"Vectorize: `{out} = {_short(vec.text, 50)}`",
+                           lambda: self.fill_obligations(out, alloc, vec, translator, (space.count,)))
 
-            def build():
-                return [rewrite.delete_statement(self.source, alloc),
-                        rewrite.replace_statements(self.source, self.loop, self.loop, [f"{out} = {text}"])]
-            return build
+    def fill_obligations(self, out: str, alloc, vec: Vec, translator: Translator, counts: tuple,
+                         inner: tuple = ()) -> Callable[[], list]:
+        """``out`` is allocated right before the loop and every element is written once (the loops run
+        ``counts`` times over its leading dimensions): the vectorized value replaces both."""
+        self.fresh_output(out, alloc)
+        self.loop_variable_free(*inner)
+        target = self.ctx.value(alloc.value)
+        if not isinstance(target, TensorValue) or target.dtype is None or target.shape is None \
+                or target.device is None or len(target.shape) < len(counts):
+            raise Doubt(f"`{out}`'s dtype, shape or device is unknown")
+        for axis, (size, count) in enumerate(zip(target.shape, counts)):
+            if dims.dim_eq(size, count) is not True:
+                raise Doubt(f"`{out}` has {dims.fmt_dim(size)} {('rows', 'columns')[axis]}, the loop over them "
+                            f"runs {dims.fmt_dim(count)} times")
+        element = target.shape[len(counts):]
+        if len(element) != vec.rank or any(dims.dim_eq(a, b) is not True for a, b in zip(element, vec.shape)):
+            raise Doubt(f"each element written has a different shape from an element of `{out}`")
+        if translator.devices != {target.device}:
+            raise Doubt(f"`{out}` is on another device than the data")
+        text = vec.text
+        if vec.dtype != target.dtype:
+            if not vec.exact_cast:
+                raise Doubt("the branches have different dtypes from the output")
+            text = f"{vec.atom()}.to({self.torch()}.{target.dtype.short})"
+        elif not vec.fresh:
+            text = f"{vec.atom()}.clone()"
+
+        def build():
+            return [rewrite.delete_statement(self.source, alloc),
+                    rewrite.replace_statements(self.source, self.loop, self.loop, [f"{out} = {text}"])]
+        return build
+
+    def fresh_output(self, out: str, alloc) -> None:
+        """Nothing but ``out`` refers to its memory: no value the loop reads can change as it writes."""
+        if alloc is None or not self._fresh_allocation(alloc.value):
+            raise Doubt(f"`{out}` is not freshly allocated right before the loop")
+        if not rewrite.stands_alone(self.source, alloc):
+            raise Doubt(f"`{out}`'s allocation shares its line")
+        self.not_shared(out, alloc)
+
+    # -- for i: for j: out[i, j] = f(a[i], b[j], m[i, j]) -----------------------------------------
+    def grid_map(self, space: Space, kind: str) -> Optional[Match]:
+        inner = self.loop.body[0]
+        if space.index is None or not isinstance(inner, ast.For) or inner.orelse or len(inner.body) != 1:
+            return None
+        if any(proof.mentions(inner.iter, name) for name in space.names):
+            return None  # a triangle, or a walk along the outer element
+        inner_space, _ = self.space_for(inner.target, inner.iter, self.scope)
+        stores = _grid_stores(inner.body[0])
+        if inner_space.index is None or inner_space.names & space.names or stores is None:
+            return None
+        base, indices, values, test = stores
+        out = base.id
+        levels = {space.index: space, inner_space.index: inner_space}
+        if set(indices) != set(levels) or out in space.names | inner_space.names \
+                or any(proof.mentions(v, out) for v in values) or (test is not None and proof.mentions(test, out)):
+            return None
+        rows, cols = levels[indices[0]], levels[indices[1]]
+        translator = GridTranslator(self.ctx, self.scope, Grid(rows, cols), self.default_float)
+        vec = self.translate_choice(translator, test, values)
+        if not vec.batched or not vec.is_tensor:
+            return None
+        alloc = proof.binding_before(self.ctx, self.loop, out)
+        if len(translator.axes) == 1:
+            return self.broadcast_fill(base, alloc, vec, translator, (rows.count, cols.count), inner)
+        vec = self._outer(translator, test, values, vec)
+        message = f"nested loops fill `{out}` one element at a time; vectorized: `{out} = {_short(vec.text)}`"
+
+        def obligations():
+            if not translator.layout_known:
+                raise Doubt("a matrix read may not be row-major, and the result would take its layout")
+            return self.fill_obligations(out, alloc, vec, translator, (rows.count, cols.count), (inner,))
 
         return self.finish("TW401", message, f"Vectorize: `{out} = {_short(vec.text, 50)}`", obligations)
+
+    def broadcast_fill(self, base: ast.Name, alloc, vec: Vec, translator: Translator, counts: tuple,
+                       inner: ast.For) -> Optional[Match]:
+        """Each value depends on one index only (``out[i, j] = a[i] * 2``): one broadcasting write into
+        ``out`` itself does what the loops do, cast included (both go through ``copy_``)."""
+        out = base.id
+        text = f"{out}[:] = {vec.text}"
+        message = f"nested loops fill `{out}` one element at a time; vectorized: `{_short(text)}`"
+
+        def obligations():
+            self.fresh_output(out, alloc)
+            self.loop_variable_free(inner)
+            target = self.ctx.value(base)
+            if not isinstance(target, TensorValue) or target.dtype is None or target.shape is None \
+                    or len(target.shape) != 2 \
+                    or any(dims.dim_eq(a, b) is not True for a, b in zip(target.shape, counts)):
+                raise Doubt(f"`{out}` may not have exactly the shape the loops walk")
+            if translator.devices - {target.device}:
+                raise Doubt(f"`{out}` is on another device than the data")
+            if vec.dtype != target.dtype and not vec.exact_cast:
+                raise Doubt("the branches have different dtypes from the output")
+            return self._replace_loop([text])
+
+        return self.finish("TW401", message, f"Vectorize: `{_short(text, 50)}`", obligations)
+
+    def _outer(self, translator: GridTranslator, test, values, vec: Vec) -> Vec:
+        """``a[i] * b[j]`` of two vectors is ``torch.outer(a, b)``."""
+        value = values[0]
+        if test is not None or not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)):
+            return vec
+        sides = [translator.leaves.get(v) for v in (value.left, value.right)]
+        if None in sides or {axis for axis, _ in sides} != {0, 1}:
+            return vec
+        (_, a), (_, b) = sorted(sides)
+        return replace(vec, text=f"{self.torch()}.outer({a}, {b})", prec=ATOM, base=None, fresh=True)
 
     def translate_choice(self, translator: Translator, test, values) -> Vec:
         if test is None:
@@ -269,7 +415,7 @@ class _LoopMatcher(_Base):
         if appends is None:
             return None
         name, values, test = appends
-        if name in (space.index, space.element) or any(proof.mentions(v, name) for v in values) \
+        if name in space.names or any(proof.mentions(v, name) for v in values) \
                 or (test is not None and proof.mentions(test, name)):
             return None
         stacked = self.stacked_after(name)
@@ -340,7 +486,7 @@ class _LoopMatcher(_Base):
         if appends is None or appends[2] is not None or kind == "list":
             return None
         name, (value,), _ = appends
-        if name in (space.index, space.element) or proof.mentions(value, name) or proof.mentions(stmt.test, name):
+        if name in space.names or proof.mentions(value, name) or proof.mentions(stmt.test, name):
             return None
         stacked = self.stacked_after(name)
         if stacked is None:
@@ -373,7 +519,7 @@ class _LoopMatcher(_Base):
         if found is None:
             return None
         name, value, augmented = found
-        if name in (space.index, space.element) or proof.mentions(value, name):
+        if name in space.names or proof.mentions(value, name):
             return None
         init = proof.binding_before(self.ctx, self.loop, name)
         start = self.ctx.value(init.value) if init is not None else None
@@ -392,7 +538,7 @@ class _LoopMatcher(_Base):
                 self.needs_iterations(space, kind, f"`{name}` would stay a Python number")
                 zero = isinstance(init.value, ast.Constant) and init.value.value == 0 \
                     and not isinstance(init.value.value, bool)
-                if zero and rewrite.stands_alone(self.source, init):
+                if zero and self.deletable(init) is not None:
                     return self._replace_loop([f"{name} = {total}"], delete=init)
             elif isinstance(start, TensorValue) and self._fresh_factory(init.value) and start.dtype == vec.dtype \
                     and start.shape is not None \
@@ -420,7 +566,7 @@ class _LoopMatcher(_Base):
             return None
         name, step, augmented = found
         if not (isinstance(step, ast.Constant) and type(step.value) is int) or proof.mentions(stmt.test, name) \
-                or name in (space.index, space.element):
+                or name in space.names:
             return None
         init = proof.binding_before(self.ctx, self.loop, name)
         start = self.ctx.value(init.value) if init is not None else None
@@ -439,15 +585,167 @@ class _LoopMatcher(_Base):
         def obligations():
             self.loop_variable_free()
             zero = isinstance(init.value, ast.Constant) and type(init.value.value) is int and init.value.value == 0
-            if zero and rewrite.stands_alone(self.source, init):
+            if zero and self.deletable(init) is not None:
                 return self._replace_loop([f"{name} = {counted}"], delete=init)
             return self._replace_loop([f"{name} += {counted}" if augmented else f"{name} = {name} + {counted}"])
 
         return self.finish("TW405", message, f"Vectorize: `{name} += {_short(counted, 50)}`", obligations)
 
-    def _replace_loop(self, lines: list[str], delete: Optional[ast.stmt] = None):
+    # -- if v > m: m = v; m = max(m, v); m = torch.maximum(m, v) ---------------------------------------
+    def running_extreme(self, space: Space, kind: str, from_second: bool = False) -> Optional[Match]:
+        ex = _extreme(self.loop.body[0], self.scope)
+        if kind == "list" or ex is None or ex.name in space.names or proof.mentions(ex.element, ex.name):
+            return None
+        if ex.tracked is not None and (ex.tracked[1] != space.index or ex.tracked[0] in space.names | {ex.name}):
+            return None
+        translator = self.translator(space)
+        vec = translator(ex.element)
+        if not (vec.batched and vec.is_tensor and vec.rank == 0 and vec.exact_cast):
+            return None
+        if (ex.form != "torch" and vec.base is None and not vec.fresh) or (ex.tracked and vec.base is None):
+            return None  # `v.long()` of int64 is `v` itself: the loop keeps a view no `.max()` gives
+        init = proof.binding_before(self.ctx, self.loop, ex.name)
+        whole = vec.base if init is not None and self.first_of(init, vec.base) else None
+        if from_second and whole is None:
+            return None  # starting at x[1] only means the same when x[0] is the starting value
+        start = self.ctx.value(init.value) if init is not None else None
+        zero_dim = isinstance(start, TensorValue) and start.shape == () and start.dtype is not None
+        if ex.form == "torch" and not zero_dim:
+            return None  # a Python number: `torch.maximum` raises
+        lines, kept = self._extreme_lines(ex, vec, init, whole)
+        message = f"running {ex.which} loop compares one element at a time; vectorized: `{'; '.join(lines)}`"
+
+        def obligations():
+            self.loop_variable_free()
+            if ex.form != "torch":
+                self._comparisons_exact(ex, vec)
+            elif translator.grad or (zero_dim and start.requires_grad is not False):
+                # A chain of `torch.maximum` splits the gradient of ties pairwise, `x.max()` evenly.
+                raise Doubt("the tensors may require grad, and the gradient of ties would be shared differently")
+            if ex.tracked is not None:
+                return self._tracked_edits(ex, init, whole, lines)
+            if whole is None:
+                if not (zero_dim or isinstance(start, ScalarValue) and start.kind in ("int", "float", "bool")):
+                    raise Doubt(f"the starting value of `{ex.name}` is unknown")
+                self.needs_iterations(space, kind, f"`{ex.name}` keeps its starting value, and "
+                                                   f"`{ex.which}()` of nothing raises")
+            elif ex.form == "torch" and from_second and dims.dim_lt(1, space.count) is not True:
+                raise Doubt(f"with one element the loop keeps `{ex.name}` a view of it")
+            if lines != kept or whole:
+                if self.deletable(init) is not None:
+                    return self._replace_loop(lines, delete=init)
+            return self._replace_loop(kept)
+
+        return self.finish("TW405", message, f"Vectorize: `{_short(lines[-1], 50)}`", obligations)
+
+    def _extreme_lines(self, ex: "_Extreme", vec: Vec, init, whole: Optional[str]) -> tuple:
+        """The rewrite, and the rewrite to use where the starting value's statement has to stay."""
+        arg, total = "arg" + ex.which, f"{vec.atom()}.{ex.which}()"
+        if ex.tracked is not None:
+            best = ex.tracked[0]
+            lines = [f"{best} = int({vec.base}.{arg}())", f"{ex.name} = {vec.base}[{best}]"]
+            return lines, lines
+        if ex.form == "torch":
+            func = self.source.text_of(self.source.span(ex.func))
+            line = f"{ex.name} = {total if whole else f'{func}({ex.name}, {total})'}"
+            return [line], [line]
+        # The loop keeps the element itself (a view of `x`): so does indexing at the first arg-extreme.
+        chosen = f"{vec.base}[{vec.base}.{arg}()]" if vec.base else total
+        kept = [f"{ex.name} = {chosen if whole else f'{ex.which}({ex.name}, {chosen})'}"]
+        if whole or not _number_literal(init.value):
+            return kept, kept
+        return [f"{ex.name} = {ex.which}({self.source.text_of(self.source.span(init.value))}, {chosen})"], kept
+
+    def _comparisons_exact(self, ex: "_Extreme", vec: Vec) -> None:
+        """A Python comparison loop equals `argmax`-indexing only for integers and the first of ties."""
+        arg = "arg" + ex.which
+        if is_floating(vec.dtype):
+            raise Doubt(f"the loop skips NaN, and `{ex.which}()`/`{arg}()` would not")
+        if vec.dtype is DType.bool or not is_integral(vec.dtype, True):
+            raise Doubt(f"`{arg}()` does not take {vec.dtype.short} tensors")
+        if not ex.keeps_first:
+            raise Doubt(f"on ties the loop keeps the last element, `{arg}()` the first")
+        if self.scope.owner_of(ex.which) is not None or self.scope.owner_of("int") is not None:
+            raise Doubt(f"`{ex.which}` or `int` is not the builtin here")
+
+    def _tracked_edits(self, ex: "_Extreme", init, whole: Optional[str], lines: list):
+        """``best = x[0]; k = 0`` then ``if x[i] > best: best = x[i]; k = i``: the first arg-extreme."""
+        best = ex.tracked[0]
+        index_init = proof.binding_before(self.ctx, self.loop, best)
+        if whole is None or index_init is None or not (isinstance(index_init.value, ast.Constant)
+                                                       and type(index_init.value.value) is int
+                                                       and index_init.value.value == 0):
+            raise Doubt(f"`{ex.name}` and `{best}` do not start at the first element")
+        return self._replace_loop(lines, delete=[self.deletable(init), self.deletable(index_init)])
+
+    def first_of(self, init: ast.Assign, whole: Optional[str]) -> bool:
+        """``init`` is ``m = x[0]`` with ``whole`` the text of ``x``, and ``x`` still names the same tensor
+        at the loop (a view of its first element follows every in-place change anyway)."""
+        node = init.value
+        if not (whole is not None and isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and type(node.slice.value) is int and node.slice.value == 0
+                and isinstance(node.value, (ast.Name, ast.Attribute))
+                and self.source.text_of(self.source.span(node.value)) == whole):
+            return False
+        root = next(n.id for n in ast.walk(node.value) if isinstance(n, ast.Name))
+        between = proof.statements_between(self.ctx, init, self.loop)
+        if between is None or any(proof.mentions(s, root) for s in between):
+            return False
+        # Other code (a function called in between) could rebind a shared name or an attribute.
+        shared = isinstance(node.value, ast.Attribute) or proof.captured(self.scope_node, root) \
+            or proof.declared_shared(self.scope, root)
+        return not (shared and any(isinstance(n, ast.Call) for s in between for n in ast.walk(s)))
+
+    def extreme_from_second(self) -> Optional[Match]:
+        """``m = x[0]; for i in range(1, N): if x[i] > m: m = x[i]`` is the same walk from 0."""
+        loop = self.loop
+        if not (isinstance(loop.target, ast.Name) and _is_builtin_call(loop.iter, "range", self.scope)
+                and len(loop.body) == 1):
+            return None
+        count = self.range_count(loop.iter, self.scope, start=1)
+        return self.running_extreme(Space(count, index=loop.target.id), "range", from_second=True)
+
+    # -- found = False; for v in t: if cond(v): found = True (; break) --------------------------------
+    def flag(self, space: Space, kind: str) -> Optional[Match]:
+        stmt = self.loop.body[0]
+        if kind == "list" or not (isinstance(stmt, ast.If) and not stmt.orelse and 1 <= len(stmt.body) <= 2):
+            return None
+        assign, *rest = stmt.body
+        if rest and not isinstance(rest[0], ast.Break):
+            return None
+        if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name)
+                and isinstance(assign.value, ast.Constant) and isinstance(assign.value.value, bool)):
+            return None
+        name, value = assign.targets[0].id, assign.value.value
+        init = proof.binding_before(self.ctx, self.loop, name)
+        if name in space.names or proof.mentions(stmt.test, name) or init is None \
+                or not (isinstance(init.value, ast.Constant) and init.value.value is (not value)):
+            return None
+        if rest:
+            no_raising_ops(stmt.test)  # the loop stops testing at the first hit; vectorized tests them all
+        negated = not value and isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not)
+        cond = self.translator(space)(stmt.test.operand if negated else stmt.test)
+        if not (cond.batched and cond.dtype is DType.bool and cond.rank == 0) or self.scope.owner_of("bool"):
+            return None
+        if value:
+            text = f"bool({cond.atom()}.any())"
+        else:
+            text = f"bool({cond.atom()}.all())" if negated else f"not {cond.atom()}.any()"
+        message = f"loop tests one element at a time{' until the first hit' if rest else ''}; vectorized: " \
+                  f"`{name} = {_short(text)}`"
+
+        def obligations():
+            self.loop_variable_free()
+            return self._replace_loop([f"{name} = {text}"], delete=[self.deletable(init)])
+
+        return self.finish("TW405", message, f"Vectorize: `{name} = {_short(text, 50)}`", obligations)
+
+    def _replace_loop(self, lines: list[str], delete=None):
+        """The loop replaced by ``lines``; ``delete``: a statement, or a list of them (``None`` entries kept)."""
+        deleted = [d for d in (delete if isinstance(delete, list) else [delete]) if d is not None]
+
         def build():
-            edits = [rewrite.delete_statement(self.source, delete)] if delete is not None else []
+            edits = [rewrite.delete_statement(self.source, d) for d in deleted]
             return edits + [rewrite.replace_statements(self.source, self.loop, self.loop, lines)]
         return build
 
@@ -676,6 +974,101 @@ def _subscript_stores(stmt: ast.stmt, index: str):
         a, b = store(stmt.body[0]), store(stmt.orelse[0])
         if a is not None and b is not None and a[0] == b[0]:
             return a[0], [a[1], b[1]], stmt.test
+    return None
+
+
+def _number_literal(node: ast.expr) -> bool:
+    """``3``, ``-2.5``, ``True``: a starting value that can move into the rewrite."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float))
+
+
+def _target_names(target: ast.expr) -> list:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _grid_stores(stmt: ast.stmt):
+    """``out[i, j] = v`` / ``out[i][j] = v`` -> (out, (i, j), [v], None); with ``if``/``else`` -> (.., [a, b], c)."""
+    def store(s):
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Subscript):
+            base, indices = grid_indices(s.targets[0])
+            if isinstance(base, ast.Name) and len(indices) == 2 and indices[0] != indices[1]:
+                return base, indices, s.value
+        return None
+
+    found = store(stmt)
+    if found is not None:
+        return found[0], found[1], [found[2]], None
+    if isinstance(stmt, ast.If) and len(stmt.body) == 1 and len(stmt.orelse) == 1:
+        a, b = store(stmt.body[0]), store(stmt.orelse[0])
+        if a is not None and b is not None and (a[0].id, a[1]) == (b[0].id, b[1]):
+            return a[0], a[1], [a[2], b[2]], stmt.test
+    return None
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _plain_assign(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+
+
+@dataclass
+class _Extreme:
+    """A running max or min in a loop body."""
+
+    name: str  # m
+    element: ast.expr  # e
+    which: str  # "max" | "min"
+    form: str  # "compare" (`if e > m: m = e`) | "builtin" (`m = max(m, e)`) | "torch" (`torch.maximum(m, e)`)
+    keeps_first: bool  # of equal elements, the loop keeps the first
+    tracked: Optional[tuple] = None  # (k, i): `k = i` also records where the best one is
+    func: Optional[ast.expr] = None  # the torch function called
+
+
+def _extreme(stmt: ast.stmt, scope) -> Optional[_Extreme]:
+    if isinstance(stmt, ast.If):
+        return _compared_extreme(stmt)
+    if not (_plain_assign(stmt) and isinstance(stmt.value, ast.Call) and len(stmt.value.args) == 2
+            and not stmt.value.keywords and not any(isinstance(a, ast.Starred) for a in stmt.value.args)):
+        return None
+    name, call = stmt.targets[0].id, stmt.value
+    first, second = call.args
+    if _is_name(first, name) == _is_name(second, name):
+        return None
+    element = second if _is_name(first, name) else first
+    if isinstance(call.func, ast.Name) and call.func.id in ("max", "min") and scope.owner_of(call.func.id) is None:
+        # max(m, e) replaces m only when e > m; max(e, m) also on ties.
+        return _Extreme(name, element, call.func.id, "builtin", _is_name(first, name))
+    which = _TORCH_EXTREMES.get(scope.qualname(call.func))
+    return _Extreme(name, element, which, "torch", True, func=call.func) if which else None
+
+
+def _compared_extreme(stmt: ast.If) -> Optional[_Extreme]:
+    if stmt.orelse or not 1 <= len(stmt.body) <= 2 or not all(_plain_assign(s) for s in stmt.body):
+        return None
+    test = stmt.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _EXTREME_OPS):
+        return None
+    left, right, op = test.left, test.comparators[0], type(test.ops[0])
+    for assign in stmt.body:
+        name = assign.targets[0].id
+        if _is_name(right, name) and ast.dump(left) == ast.dump(assign.value):
+            element = left
+        elif _is_name(left, name) and ast.dump(right) == ast.dump(assign.value):
+            element, op = right, _FLIPPED[op]
+        else:
+            continue
+        which, strict = _EXTREME_OPS[op]
+        tracked = None
+        if len(stmt.body) == 2:
+            other = stmt.body[1] if assign is stmt.body[0] else stmt.body[0]
+            if not isinstance(other.value, ast.Name):
+                return None
+            tracked = (other.targets[0].id, other.value.id)
+        return _Extreme(name, element, which, "compare", strict, tracked)
     return None
 
 

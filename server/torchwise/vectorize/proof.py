@@ -93,6 +93,14 @@ def next_statement(ctx, stmt: ast.stmt) -> Optional[ast.stmt]:
     return place.block[place.index + 1]
 
 
+def statements_between(ctx, first: ast.stmt, second: ast.stmt) -> Optional[list]:
+    """The statements strictly between ``first`` and ``second`` of one block (None: not in one block, in order)."""
+    a, b = place_of(ctx, first), place_of(ctx, second)
+    if a is None or b is None or a.block is not b.block or a.index >= b.index:
+        return None
+    return a.block[a.index + 1:b.index]
+
+
 def inside_try(ctx, stmt: ast.stmt, scope_node: ast.AST) -> bool:
     """An enclosing ``try`` (in the same function) could observe a half-run loop."""
     place = place_of(ctx, stmt)
