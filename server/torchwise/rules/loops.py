@@ -38,6 +38,8 @@ class _LoopRule(Rule):
 
 class _CallRule(Rule):
     node_types = (ast.Call,)
+    # `torch.tensor([...])` / `torch.stack([...])` comprehensions, and the builtins over a tensor.
+    call_names = frozenset({"tensor", "stack", "sum", "max", "min", "any", "all"})
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
         match = match_call(node, scope, ctx)
