@@ -238,3 +238,20 @@ def _alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_factories_in_the_loop_are_placed_on_the_benchmark_device():
+    """On a GPU the loop's preallocated output must be made there too, as it is in GPU code (the
+    CPU build cannot run that; the placement itself is a text change, checked here)."""
+    import ast
+
+    from torchwise.bench import worker_main
+
+    code = ("out = torch.empty(N)\nb = T.ones((2, 2), dtype=torch.float64)\nc = torch.zeros(2, device='cpu')\n"
+            "d = torch.zeros(\n    3,\n)\ne = torch.eye()\nf = torch.empty_like(x)\n")
+    placed = worker_main.place_factories(code, ast.parse(code), {"torch", "T"})
+    assert placed == ("out = torch.empty(N, device=_tw_device)\n"
+                      "b = T.ones((2, 2), dtype=torch.float64, device=_tw_device)\n"
+                      "c = torch.zeros(2, device='cpu')\n"
+                      "d = torch.zeros(\n    3,\n device=_tw_device)\ne = torch.eye(device=_tw_device)\n"
+                      "f = torch.empty_like(x)\n")
