@@ -134,6 +134,7 @@ class Inference:
             self._unit(info, float_default, None)
         for info in self.functions.values():
             self._unit(info, float_default, self._call_sites_for(info))
+        self._previous_units = {}  # what was not reused is garbage now
         self._in_function = False
         if any(f.summary is not None for f in self.functions.values()):
             # Module code that calls this file's functions gets their summaries on a second pass.
