@@ -8,7 +8,9 @@ operators, constants, index forms and starting values; the newer generators also
 data differently (ties, NaN positions).
 For each: run the original and, when a fix is offered, the rewrite, on the same seeded inputs;
 every variable both define must agree (``torch.testing.assert_close``, same dtype, same shape,
-same Python type). If the original raises, the rewrite must raise too.
+same Python type, and for tensors the same contiguity: a rewrite that takes a transposed input's
+layout breaks a later ``out.view(-1)``). If the original raises, the rewrite must raise too. Inputs are
+sometimes laid out otherwise (transposed, step-sliced, expanded, permuted).
 
 Near-misses (a carried dependence, a partial range, a side effect, the loop variable read
 afterwards, the output read or aliased, a mismatched length, a ``zip`` of lengths that may differ,
@@ -73,6 +75,7 @@ def compare(original: dict, rewritten: dict, code: str, fixed: str, tolerance: f
             assert a.shape == b.shape, f"{context}\n{a.shape} vs {b.shape}"
             assert a.device == b.device
             assert a.requires_grad == b.requires_grad, context
+            assert a.is_contiguous() == b.is_contiguous(), f"{context}\nstrides {a.stride()} vs {b.stride()}"
             if a.is_floating_point():
                 scale = float(a.abs().nan_to_num(0, 0, 0).max()) if a.numel() else 0.0
                 torch.testing.assert_close(a, b, rtol=tolerance, atol=tolerance * max(1.0, scale), equal_nan=True,
@@ -128,6 +131,21 @@ def tensor(r: random.Random, shape: tuple, dtype: str) -> str:
     return f"torch.randn({dims or '()'}, dtype={dtype})" if shape else f"torch.randn((), dtype={dtype})"
 
 
+def laid_out(r: random.Random, shape: tuple, dtype: str) -> str:
+    """A tensor of ``shape``, half the time not row-major: transposed, step-sliced, expanded."""
+    if r.random() < 0.5 or len(shape) not in (1, 2):
+        return tensor(r, shape, dtype)
+    if len(shape) == 1:
+        (n,) = shape
+        return r.choice([f"{tensor(r, (2 * n,), dtype)}[::2]", f"{tensor(r, (), dtype)}.expand({n})",
+                         f"{tensor(r, (n, 2), dtype)}[:, 1]"])
+    n, d = shape
+    return r.choice([f"{tensor(r, (d, n), dtype)}.t()", f"{tensor(r, (d, n), dtype)}.t()",
+                     f"{tensor(r, (n, 2 * d), dtype)}[:, ::2]", f"{tensor(r, (2 * n, d), dtype)}[::2]",
+                     f"{tensor(r, (d, 2 * n), dtype)}.t()[::2]", f"{tensor(r, (d,), dtype)}.expand({n}, {d})",
+                     f"{tensor(r, (n, 1), dtype)}.expand({n}, {d})", f"{tensor(r, (1, n, d), dtype)}[0]"])
+
+
 class Expr:
     """A random per-element expression over batched slices (`x[i]`/`v`) and invariants."""
 
@@ -175,8 +193,8 @@ def inputs(r: random.Random, n: int, rank: int, dtypes: list) -> tuple[list, str
     d = r.choice([1, 3])
     shape = (n,) if rank == 0 else (n, d)
     lines = [
-        f"x = {tensor(r, shape, r.choice(dtypes))}",
-        f"y = {tensor(r, shape, r.choice(dtypes))}",
+        f"x = {laid_out(r, shape, r.choice(dtypes))}",
+        f"y = {laid_out(r, shape, r.choice(dtypes))}",
         f"w = {tensor(r, (d,), r.choice(FLOATS))}",
         f"c = {tensor(r, (), r.choice(dtypes))}",
         f"b = {r.choice(['0.5', '2', '-1.5', '3'])}",
@@ -226,8 +244,12 @@ def test_preallocated_map(r):
     out_shape = (n,) if out_rank == 0 else (n, shape[1])
     factory = r.choice(["torch.empty", "torch.zeros"])
     dtype = r.choice(["", ", dtype=torch.float64", ", dtype=torch.float32", ", dtype=torch.int64"])
-    lines += [f"N = {n}", f"out = {factory}({', '.join(map(str, out_shape))}{dtype})",
-              f"for i in range({count_form(r, n)}):", *body]
+    alloc = f"{factory}({', '.join(map(str, out_shape))}{dtype})"
+    if out_rank == rank and r.random() < 0.2:
+        alloc = f"{factory}_like(x{dtype})"  # keeps x's layout
+    lines += [f"N = {n}", f"out = {alloc}", f"for i in range({count_form(r, n)}):", *body]
+    if r.random() < 0.2:
+        lines.append("flat = out.view(-1)")  # works on the row-major output the loop fills
     check("map into a preallocated output", program(lines))
 
 
@@ -246,6 +268,8 @@ def test_appended_map_and_comprehension(r):
     form = r.randrange(3)
     if form == 0:
         lines += ["res = []", header, f"    res.append({text})", "out = torch.stack(res)"]
+        if r.random() < 0.2:
+            lines.append("flat = out.view(-1)")
     elif form == 1:
         generator = "for v in x" if element else f"for i in range({count_form(r, n)})"
         lines.append(f"out = torch.stack([{text} {generator}])")
@@ -332,11 +356,15 @@ def test_per_item_batch(r):
     count = r.choice([0, 1, 4])
     c = r.choice([1, 3])
     dtype = r.choice(FLOATS)
-    lines = [f"images = [{tensor(r, (c, 2, 2), dtype)} for _ in range({count})]",
+    item = r.choice([tensor(r, (c, 2, 2), dtype)] * 3 + [f"{tensor(r, (2, 2, c), dtype)}.permute(2, 0, 1)",
+                                                         f"{tensor(r, (c, 2, 2), dtype)}.transpose(1, 2)",
+                                                         f"{tensor(r, (c, 2, 4), dtype)}[:, :, ::2]"])
+    lines = [f"images = [{item} for _ in range({count})]",
              f"mean = {tensor(r, (c,), r.choice(FLOATS))}.reshape({c}, 1, 1)",
-             f"std = ({tensor(r, (c,), r.choice(FLOATS))}.abs() + 0.5).reshape({c}, 1, 1)"]
+             f"std = ({tensor(r, (c,), r.choice(FLOATS))}.abs() + 0.5).reshape({c}, 1, 1)",
+             f"tint = {r.choice([tensor(r, (c, 2, 2), dtype), f'{tensor(r, (2, 2, c), dtype)}.permute(2, 0, 1)'])}"]
     body = r.choice(["(img - mean) / std", "img * 2 + mean", "torch.sigmoid(img) - std", "(img - mean).abs()",
-                     "img.float() * 0.5"])
+                     "img.float() * 0.5", "img", "tint * img", "img - tint"])
     lines += ["normalized = []", "for img in images:", f"    normalized.append({body})",
               "batch = torch.stack(normalized)"]
     check("per-item loop over a list", program(lines))
@@ -347,10 +375,15 @@ def test_per_item_batch(r):
 @given(st.randoms(use_true_random=False))
 def test_builtins(r):
     n = r.choice([0, 1, 6])
-    rank = r.choice([1, 1, 2])
+    rank = r.choice([1, 1, 2, 3])
     dtype = r.choice(FLOATS + INTS + ["torch.bool", "torch.int16", "torch.uint8"])
-    shape = (n,) if rank == 1 else (n, 2)
-    if dtype == "torch.bool":
+    shape = {1: (n,), 2: (n, 2), 3: (n, 2, 3)}[rank]
+    if rank == 3 and dtype in FLOATS + INTS:
+        # Python's `0 + t[0] + ...` keeps the slices' layout
+        make = r.choice([tensor(r, shape, dtype), f"{tensor(r, (n, 3, 2), dtype)}.transpose(1, 2)",
+                         f"{tensor(r, (3, n, 2), dtype)}.permute(1, 2, 0)",
+                         f"{tensor(r, (2, 3, n), dtype)}.permute(2, 0, 1)"])
+    elif dtype == "torch.bool":
         make = f"torch.randn({', '.join(map(str, shape))}) > 0"
     elif dtype == "torch.uint8":
         make = f"torch.randint(0, 5, ({', '.join(map(str, shape))},), dtype={dtype})"
@@ -369,7 +402,7 @@ def test_grid_map(r):
     dtypes = r.choice([FLOATS, FLOATS + INTS, ["torch.float32"], INTS])
     swapped = r.random() < 0.2  # written at out[j, i]: a[i] runs along the columns, mat is (M, N)
     lines = [f"a = {tensor(r, (n,), r.choice(dtypes))}", f"b = {tensor(r, (m,), r.choice(dtypes))}",
-             f"mat = {tensor(r, (m, n) if swapped else (n, m), r.choice(dtypes))}",
+             f"mat = {laid_out(r, (m, n) if swapped else (n, m), r.choice(dtypes))}",
              f"c = {tensor(r, (), r.choice(dtypes))}", f"s = {r.choice(['0.5', '2', '-1.5'])}", f"N = {n}", f"M = {m}"]
     enumerated = r.random() < 0.25
     rows = ["u", "a[i]"] if enumerated else ["a[i]"]
@@ -392,8 +425,9 @@ def test_grid_map(r):
         outer, inner = inner, outer  # the order of the loops does not matter
     shape = (m, n) if swapped else (n, m)
     dtype = r.choice(["", ", dtype=torch.float64", ", dtype=torch.float32", ", dtype=torch.int64"])
-    lines += [f"out = {r.choice(['torch.empty', 'torch.zeros'])}({shape[0]}, {shape[1]}{dtype})", outer,
-              f"    {inner}", *(f"        {line}" for line in body)]
+    factory = r.choice(['torch.empty', 'torch.zeros'])
+    alloc = f"{factory}_like(mat{dtype})" if r.random() < 0.15 else f"{factory}({shape[0]}, {shape[1]}{dtype})"
+    lines += [f"out = {alloc}", outer, f"    {inner}", *(f"        {line}" for line in body)]
     if r.random() < 0.2:
         lines.append("flat = out.view(-1)")  # the result keeps the row-major layout of the allocation
     check("nested map into a preallocated output", program([seed(r)] + lines))
@@ -459,8 +493,9 @@ def test_running_extreme(r):
     elif form == 1:
         lines.append(f"    m = {which}(m, {element})" if r.random() < 0.8 else f"    m = {which}({element}, m)")
     else:
-        lines.append(f"    m = torch.{which}imum(m, {element})" if r.random() < 0.8
-                     else f"    m = torch.{which}imum({element}, m)")
+        call = r.choice([f"torch.{which}imum(m, {element})", f"torch.{which}(m, {element})", f"m.{which}({element})",
+                         f"torch.{which}imum({element}, m)", f"torch.{which}({element}, m)", f"{element}.{which}(m)"])
+        lines.append(f"    m = {call}")
     post = r.random()
     if (ties or post < 0.5) and dtype != "torch.bool":
         # The loop keeps a view of x's (first extreme) element, and so must the rewrite.
@@ -626,6 +661,10 @@ NEAR_MISSES = [
     ["x = torch.randint(0, 3, (5,))", "m = x[0]", "for v in x:", "    if v > m:", "        m = v", "print(v)"],
     ["x = torch.randint(0, 3, (5,))", "m = 0", "for v in x:", "    m = torch.maximum(m, v)"],
     ["x = torch.ones(5, requires_grad=True)", "m = x[0]", "for v in x:", "    m = torch.maximum(m, v)"],
+    ["x = torch.ones(5, requires_grad=True)", "m = x[0]", "for v in x:", "    m = torch.max(m, v)"],
+    ["x = torch.ones(5, requires_grad=True)", "m = x[0]", "for v in x:", "    m = m.min(v)"],
+    ["x = torch.randint(0, 3, (5,))", "m = 0", "for v in x:", "    m = torch.min(m, v)"],
+    ["x = torch.randint(0, 3, (5,))", "m = torch.tensor(1)", "for v in x:", "    m = torch.max(m, 0)"],
     ["def f(x):", "    m = torch.tensor(0.0)", "    for v in x:", "        m = torch.maximum(m, v)", "    return m"],
     ["x = torch.randn(5) > 0", "m = x[0]", "for v in x:", "    if v > m:", "        m = v"],
     ["x = torch.randint(0, 3, (5,))", "best, k = x[0], 0", "for i in range(5):", "    if x[i] > best:",
@@ -656,6 +695,11 @@ NEAR_MISSES = [
     ["x = torch.randn(5)", "out = torch.zeros(6)", "for i, v in enumerate(x):", "    out[i] = v * 2"],
     ["x = torch.randn(5)", "out = torch.zeros(5)", "for i, v in enumerate(x):", "    out[i] = v * i"],
     ["x = torch.randn(5)", "out = torch.zeros(5)", "for i, v in enumerate(x):", "    out[i] = v * 2", "    break"],
+    # layouts: an output that keeps a transposed model's layout, channels-last items that `torch.stack` keeps so
+    ["x = torch.randn(3, 5).t()", "out = torch.empty_like(x)", "for i in range(5):", "    out[i] = x[i] * 2"],
+    ["images = [torch.rand(2, 2, 2, 3).permute(0, 3, 1, 2) for _ in range(4)]", "out = []", "for img in images:",
+     "    out.append(img * 2)", "batch = torch.stack(out)"],
+    ["x = torch.randn(4, 2, 2, 2, 3).permute(0, 1, 4, 2, 3)", "out = torch.stack([v + 1 for v in x])"],
 ]
 
 
@@ -737,7 +781,7 @@ def test_generated_near_misses_new_patterns(r):
             after = ["print(v)"]
         elif breakage == 6:
             lines[1] = "m = 0"
-            assign = "m = torch.maximum(m, v)"
+            assign = r.choice(["m = torch.maximum(m, v)", "m = torch.max(m, v)", "m = torch.min(v, m)"])
         elif breakage == 7:
             lines[0] = f"x = torch.randn({n}) > 0"
         body = ["    m = max(v, m)"] if breakage == 1 and r.random() < 0.5 else [f"    if {test}:", f"        {assign}"]

@@ -77,7 +77,9 @@ class ElementwiseMapLoop(_LoopRule):
                    "becomes `torch.where`. In nested loops `a[i]` becomes the column `a[:, None]`, `b[j]` the row "
                    "`b`, `m[i, j]` is `m`, and `a[i] * b[j]` is `torch.outer(a, b)`; where every value depends on "
                    "one index only, one broadcasting write `out[:] = ...` fills the matrix. `zip` is rewritten only "
-                   "when the tensors' lengths are known equal (it stops at the shortest).")
+                   "when the tensors' lengths are known equal (it stops at the shortest). The loop's output is "
+                   "row-major: where the data is not known to be (a transposed `x`, whose layout `x * 2` would "
+                   "take), `.contiguous()` is added, so a later `out.view(-1)` still works.")
     valid = _NOT_FLAGGED + (
         Valid("import torch\nx = torch.randn(10)\nfast = x * 2\n"),
         # Only half the range: the rest of `out` keeps its old values.
@@ -126,6 +128,10 @@ class ElementwiseMapLoop(_LoopRule):
         Invalid("import torch\nx = torch.randn(5)\nout = torch.zeros(5)\nfor i, v in enumerate(x):\n"
                 "    out[i] = v * 2\n",
                 "import torch\nx = torch.randn(5)\nout = x * 2\n"),
+        # `x * 2` of a transposed `x` is column-major too; the filled output is row-major.
+        Invalid("import torch\nx = torch.randn(3, 100).t()\nout = torch.empty(100, 3)\nfor i in range(100):\n"
+                "    out[i] = x[i] * 2\nflat = out.view(-1)\n",
+                "import torch\nx = torch.randn(3, 100).t()\nout = (x * 2).contiguous()\nflat = out.view(-1)\n"),
         Invalid("import torch\nx = torch.randn(5)\ny = torch.randn(5)\nres = []\nfor p, q in zip(x, y):\n"
                 "    res.append(p * q)\nout = torch.stack(res)\n",
                 "import torch\nx = torch.randn(5)\ny = torch.randn(5)\nout = x * y\n"),
@@ -220,8 +226,9 @@ class ReductionLoop(_LoopRule):
     name = "reduction-loop"
     severity = Severity.WARNING
     summary = ("Flags `s += x[i] * y[i]`, `for v in t: total += v`, counting loops (`if v > 0: n += 1`), running "
-               "max / min (`if v > m: m = v`, `m = max(m, v)`, `m = torch.maximum(m, v)`, with or without the "
-               "index of the best), and any / all flags (`if v > 0: found = True; break`).")
+               "max / min (`if v > m: m = v`, `m = max(m, v)`, `m = torch.maximum(m, v)` / `torch.max(m, v)` / "
+               "`m.max(v)`, with or without the index of the best), and any / all flags "
+               "(`if v > 0: found = True; break`).")
     why = ("Each iteration adds (or compares) one 0-d tensor in Python: a dot product, a sum or a max written as "
            "a loop is hundreds of times slower than `x @ y`, `t.sum()` or `t.max()`, and a sum rounds worse "
            "(sequential instead of pairwise).")
@@ -229,7 +236,9 @@ class ReductionLoop(_LoopRule):
                    "offered only where the loop certainly runs (else a Python number would stay a number). "
                    "A running max of integers becomes `m = x[x.argmax()]` (the element itself, a view of `x`, as the "
                    "loop keeps it; `max(m, ...)` with another start), its index `int(x.argmax())`; "
-                   "`torch.maximum(m, v)` becomes `x.max()` (exact with NaN too). A Python comparison skips NaN "
+                   "`torch.maximum(m, v)` (or `torch.max(m, v)`, `m.max(v)`: the same op) becomes `x.max()` (exact "
+                   "with NaN too; not where anything may require grad: ties share the gradient otherwise). "
+                   "A Python comparison skips NaN "
                    "where `max()` returns it, so float comparison loops get no fix. Flags become "
                    "`bool((t > 0).any())` / `bool(cond.all())`: a Python bool, as the loop leaves.")
     valid = _NOT_FLAGGED + (
@@ -262,6 +271,8 @@ class ReductionLoop(_LoopRule):
                 "import torch\nx = torch.randint(0, 100, (50,))\nbest_i = int(x.argmax())\nbest = x[best_i]\n"),
         Invalid("import torch\nt = torch.randn(50)\nhi = t[0]\nfor v in t:\n    hi = torch.maximum(hi, v)\n",
                 "import torch\nt = torch.randn(50)\nhi = t.max()\n"),
+        Invalid("import torch\nt = torch.randn(50)\nlo = torch.tensor(0.0)\nfor v in t:\n    lo = torch.min(lo, v)\n",
+                "import torch\nt = torch.randn(50)\nlo = torch.tensor(0.0)\nlo = torch.min(lo, t.min())\n"),
         # A Python comparison skips NaN, `t.min()` returns it: no fix for floats.
         Invalid("import torch\nt = torch.randn(50)\nlo = t[0]\nfor v in t:\n    if v < lo:\n        lo = v\n"),
         Invalid("import torch\nt = torch.randn(50)\nfound = False\nfor v in t:\n    if v > 3:\n"

@@ -68,6 +68,7 @@ class Vec:
     base: Optional[str] = None  # a bare batched slice (`x[i]`, `row`): the whole tensor's text
     fresh: bool = True  # vectorized, it is new memory (not the batched tensor itself)
     exact_cast: bool = True  # casting it to another dtype is the same as casting each element's value
+    row_major: bool = True  # vectorized, element-wise ops and clones keep its dims in order (see `row_ordered`)
 
     @property
     def is_tensor(self) -> bool:
@@ -106,6 +107,7 @@ class Batch:
     device: Optional[str]
     fresh: bool = False  # the text makes new memory (`torch.stack(images)`)
     grad: bool = True  # may require grad
+    row_major: bool = True  # the whole tensor's dims are in row-major order (see `row_ordered`)
 
 
 class Space:
@@ -195,19 +197,22 @@ class Translator:
             if value.dtype is None or value.shape is None or value.device is None or is_complex(value.dtype):
                 raise Refuse(f"`{text}`: dtype, shape or device unknown")
             self.grad |= value.requires_grad is not False
-            return Vec(text, prec, False, dtype=value.dtype, shape=value.shape, device=value.device)
+            return Vec(text, prec, False, dtype=value.dtype, shape=value.shape, device=value.device,
+                       row_major=row_ordered(value.shape, value.strides))
         if isinstance(value, ScalarValue) and value.kind in ("int", "float", "bool"):
             return Vec(text, prec, False, pytype=value.kind)
         raise Refuse(f"`{text}` is not a known tensor or number")
 
     def _batch_vec(self, batch: Batch) -> Vec:
-        text, prec, fresh = batch.text, batch.prec, batch.fresh
+        text, prec, fresh, row_major = batch.text, batch.prec, batch.fresh, batch.row_major
         self.grad |= batch.grad
         if self.select is not None:
             text, prec = self.select(text, prec)
             fresh = True  # boolean-mask indexing copies
+            # into a new tensor, the selected rows in order: only the slices' own dims could be out of order
+            row_major = row_major or len(batch.shape) <= 1
         return Vec(text, prec, True, dtype=batch.dtype, shape=batch.shape, device=batch.device, base=text,
-                   fresh=fresh)
+                   fresh=fresh, row_major=row_major)
 
     # -- leaves -----------------------------------------------------------------------------
     def _Name(self, node: ast.Name) -> Vec:
@@ -246,7 +251,7 @@ class Translator:
                 raise Refuse(f"`{whole.text}` has {whole.shape[0]} rows, the loop runs {self.space.count} times")
             value = self.ctx.value(node.value)
             return self._batch_vec(Batch(whole.text, whole.prec, whole.dtype, tuple(whole.shape[1:]), whole.device,
-                                         grad=value.requires_grad is not False))
+                                         grad=value.requires_grad is not False, row_major=whole.row_major))
         if self._mentions_loop(node):
             raise Refuse("the loop variable is used in an index other than `x[i]`")
         return self.invariant(node)
@@ -271,7 +276,8 @@ class Translator:
             text = f"{wrap(left.text, left.prec, POWER + 1)} ** {wrap(right.text, right.prec, UNARY)}"
         else:
             text = f"{wrap(left.text, left.prec, prec)} {symbol} {wrap(right.text, right.prec, prec + 1)}"
-        return Vec(text, prec, True, dtype=dtype, shape=shape, device=left.device or right.device)
+        return Vec(text, prec, True, dtype=dtype, shape=shape, device=left.device or right.device,
+                   row_major=_row_major([left, right]))
 
     def _UnaryOp(self, node: ast.UnaryOp) -> Vec:
         operand = self(node.operand)
@@ -296,7 +302,8 @@ class Translator:
         _, shape = self.elementwise([left, right], "compare")
         symbol = _COMPARES[type(node.ops[0])]
         text = f"{wrap(left.text, left.prec, COMPARE + 1)} {symbol} {wrap(right.text, right.prec, COMPARE + 1)}"
-        return Vec(text, COMPARE, True, dtype=DType.bool, shape=shape, device=left.device or right.device)
+        return Vec(text, COMPARE, True, dtype=DType.bool, shape=shape, device=left.device or right.device,
+                   row_major=_row_major([left, right]))
 
     def _BoolOp(self, node: ast.BoolOp) -> Vec:
         """``a > 0 and b < 1`` on 0-d bools: Python's truth test per element is ``&``/``|`` vectorized."""
@@ -309,7 +316,7 @@ class Translator:
             raise Refuse("`and`/`or` of something other than per-element comparisons")
         symbol, prec = ("&", BAND) if isinstance(node.op, ast.And) else ("|", BOR)
         text = f" {symbol} ".join(wrap(p.text, p.prec, prec + 1) for p in parts)
-        return Vec(text, prec, True, dtype=DType.bool, shape=(), device=parts[0].device)
+        return Vec(text, prec, True, dtype=DType.bool, shape=(), device=parts[0].device, row_major=_row_major(parts))
 
     def _IfExp(self, node: ast.IfExp) -> Vec:
         cond, body, orelse = self(node.test), self(node.body), self(node.orelse)
@@ -352,13 +359,15 @@ class Translator:
             dtype, shape = self.elementwise(args, "div" if name == "div" else "other")
             left, right = args
             text = f"{wrap(left.text, left.prec, prec)} {symbol} {wrap(right.text, right.prec, prec + 1)}"
-            return Vec(text, prec, True, dtype=dtype, shape=shape, device=self._device(args))
+            return Vec(text, prec, True, dtype=dtype, shape=shape, device=self._device(args),
+                       row_major=_row_major(args))
         if name in _PROMOTING_FUNCS and len(args) == 2 and not kwargs:
             if not all(a.is_tensor for a in args):
                 raise Refuse(f"`torch.{name}` with a number")
             dtype, shape = self.elementwise(args, "other")
             text = f"{self.source(node.func)}({args[0].text}, {args[1].text})"
-            return Vec(text, ATOM, True, dtype=dtype, shape=shape, device=self._device(args))
+            return Vec(text, ATOM, True, dtype=dtype, shape=shape, device=self._device(args),
+                       row_major=_row_major(args))
         if name in ("dot", "matmul") and len(args) == 2 and not kwargs:
             if name == "dot" and not all(a.is_tensor and a.rank == 1 for a in args):
                 raise Refuse("`torch.dot` of non-vectors")
@@ -411,7 +420,8 @@ class Translator:
         if name in ("floor", "ceil", "trunc", "round", "neg", "relu", "abs") and dtype is DType.bool:
             raise Refuse(f"`{name}` of a bool tensor")
         text = template.format(operand.atom() if method else operand.text)
-        return Vec(text, ATOM, operand.batched, dtype=dtype, shape=operand.shape, device=operand.device)
+        return Vec(text, ATOM, operand.batched, dtype=dtype, shape=operand.shape, device=operand.device,
+                   row_major=operand.row_major)
 
     def elementwise(self, operands: list[Vec], kind: str) -> tuple[DType, tuple]:
         """Result dtype and per-element shape of an element-wise op, the same per element and vectorized."""
@@ -459,7 +469,7 @@ class Translator:
         # Per element the chosen branch is stored as it is; vectorized both are first promoted together.
         same = body.is_tensor and orelse.is_tensor and body.dtype == orelse.dtype and body.rank == orelse.rank
         return Vec(text, ATOM, True, dtype=dtype, shape=shape, device=self._device([cond, body, orelse]),
-                   exact_cast=same or not python_choice)
+                   exact_cast=same or not python_choice, row_major=_row_major([cond, body, orelse]))
 
     def matmul(self, left: Vec, right: Vec) -> Vec:
         if not (left.is_tensor and right.is_tensor) or left.dtype != right.dtype or not is_floating(left.dtype):
@@ -630,6 +640,26 @@ def no_raising_ops(node: ast.AST) -> None:
     for sub in ast.walk(node):
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod, ast.Pow)):
             raise Refuse("a branch that may raise where the loop would not compute it")
+
+
+def row_ordered(shape, strides) -> bool:
+    """An element-wise op (TensorIterator) lays its result out in the order of its operands' dims, and a
+    clone or a cast (``preserve_format``) that of its input: a result is row-major (contiguous) when every
+    operand is *row-ordered*: at most one dim; or row-major; or, sizes and strides known, the strides of
+    its dims of more than one element decrease outwards, a broadcast (stride 0) one aside (``x[::2]``,
+    ``v.expand(n, d)``). A matrix product or a reduction makes a new row-major tensor whatever its inputs."""
+    if shape is None:
+        return False
+    if len(shape) <= 1 or layout.is_contiguous(shape, strides) is True:
+        return True
+    if strides is None or not all(type(d) is int for d in (*shape, *strides)):
+        return False
+    spread = [stride for size, stride in zip(shape, strides) if size > 1 and stride != 0]
+    return all(outer > inner for outer, inner in zip(spread, spread[1:]))
+
+
+def _row_major(values) -> bool:
+    return all(v.row_major for v in values if v.is_tensor)
 
 
 def _exact(values) -> None:

@@ -23,12 +23,12 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
-from torchwise.analysis import dims
+from torchwise.analysis import dims, layout
 from torchwise.analysis.dtypes import DType, is_floating, is_integral
 from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue, join
 from torchwise.vectorize import proof, rewrite
 from torchwise.vectorize.expr import (ATOM, Batch, Grid, GridTranslator, Refuse, Space, Translator, Vec,
-                                      grid_indices, no_raising_ops, wrap)
+                                      grid_indices, no_raising_ops, row_ordered, wrap)
 
 _ALLOCATORS = frozenset({"torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_like",
                          "torch.zeros_like", "torch.ones_like", "torch.full_like"})
@@ -38,8 +38,9 @@ _IO_CALLS = frozenset({"print", "open", "input", "breakpoint", "exec", "eval"})
 # `e > m` keeps a new maximum; strict comparisons keep the first of equal ones.
 _EXTREME_OPS = {ast.Gt: ("max", True), ast.GtE: ("max", False), ast.Lt: ("min", True), ast.LtE: ("min", False)}
 _FLIPPED = {ast.Gt: ast.Lt, ast.Lt: ast.Gt, ast.GtE: ast.LtE, ast.LtE: ast.GtE}
-# `torch.max(m, v)` is the same op; left out while the facts engine raises on it (it reads `v` as a `dim`).
-_TORCH_EXTREMES = {"torch.maximum": "max", "torch.minimum": "min"}
+# With a tensor as the second argument `torch.max(m, v)` / `m.max(v)` is `torch.maximum(m, v)`: the same kernel
+# (NaN propagated, ties' gradient split in two); with a number it would be a `dim` (a Python number `v` is refused).
+_TORCH_EXTREMES = {"torch.maximum": "max", "torch.minimum": "min", "torch.max": "max", "torch.min": "min"}
 
 
 @dataclass
@@ -107,13 +108,15 @@ class _Base:
             if value.dtype is None or value.shape is None or not value.shape or value.device is None:
                 raise Refuse("the iterated tensor's facts are unknown")
             batch = Batch(self.source.text_of(self.source.span(iterable)), ATOM, value.dtype, tuple(value.shape[1:]),
-                          value.device, grad=value.requires_grad is not False)
+                          value.device, grad=value.requires_grad is not False,
+                          row_major=row_ordered(value.shape, value.strides))
             return Space(value.shape[0], element=target.id, element_batch=batch), "tensor"
         if isinstance(iterable, ast.Name):
             element = self.list_element(iterable, scope)
             if element is not None:
                 batch = Batch(f"{self.torch()}.stack({iterable.id})", ATOM, element.dtype, tuple(element.shape),
-                              element.device, fresh=True, grad=element.requires_grad is not False)
+                              element.device, fresh=True, grad=element.requires_grad is not False,
+                              row_major=row_ordered(element.shape, element.strides))
                 return Space(None, element=target.id, element_batch=batch), "list"
         raise Refuse("not a loop over a tensor, a range or a list of same-shaped tensors")
 
@@ -188,6 +191,26 @@ class _Base:
 
     def translator(self, space: Space, scope=None, select=None) -> Translator:
         return Translator(self.ctx, scope or self.scope, space, self.default_float, select)
+
+    def new_row_major(self, vec: Vec) -> Vec:
+        """``vec`` as new memory laid out row-major, as the loop's result is (``torch.empty(N, D)`` filled row by
+        row, ``torch.stack``): a copy where it is the data itself, and where the layout of the data would carry
+        over (``x * 2`` of a transposed ``x`` is column-major too) ``.contiguous()``. Vectorized 1-d, a new
+        tensor is contiguous anyway."""
+        if vec.rank == 0 or vec.row_major:
+            return vec if vec.fresh else replace(vec, text=f"{vec.atom()}.clone()", prec=ATOM, base=None, fresh=True)
+        if vec.fresh:
+            return replace(vec, text=f"{vec.atom()}.contiguous()", prec=ATOM, base=None, row_major=True)
+        # `.contiguous()` of data that is contiguous after all would be the data itself.
+        return replace(vec, text=f"{vec.atom()}.clone(memory_format={self.torch()}.contiguous_format)", prec=ATOM,
+                       base=None, fresh=True, row_major=True)
+
+    @staticmethod
+    def stack_layout(vec: Vec) -> None:
+        """``torch.stack`` of the loop's values is row-major when they have at most 2 dims; with more it keeps a
+        layout they share (channels-last images stack channels-last), unless they are row-major themselves."""
+        if vec.rank >= 3 and not vec.row_major:
+            raise Doubt("the stacked values may not be row-major, and `torch.stack` would keep their layout")
 
 
 class _LoopMatcher(_Base):
@@ -290,18 +313,20 @@ class _LoopMatcher(_Base):
             if dims.dim_eq(size, count) is not True:
                 raise Doubt(f"`{out}` has {dims.fmt_dim(size)} {('rows', 'columns')[axis]}, the loop over them "
                             f"runs {dims.fmt_dim(count)} times")
+        if len(target.shape) >= 2 and layout.is_contiguous(target.shape, target.strides) is not True:
+            raise Doubt(f"`{out}` may not be row-major (`*_like` copies its model's layout), the vectorized result is")
         element = target.shape[len(counts):]
         if len(element) != vec.rank or any(dims.dim_eq(a, b) is not True for a, b in zip(element, vec.shape)):
             raise Doubt(f"each element written has a different shape from an element of `{out}`")
         if translator.devices != {target.device}:
             raise Doubt(f"`{out}` is on another device than the data")
-        text = vec.text
         if vec.dtype != target.dtype:
             if not vec.exact_cast:
                 raise Doubt("the branches have different dtypes from the output")
-            text = f"{vec.atom()}.to({self.torch()}.{target.dtype.short})"
-        elif not vec.fresh:
-            text = f"{vec.atom()}.clone()"
+            # A copy (another dtype) laid out as the data is (`preserve_format`).
+            vec = replace(vec, text=f"{vec.atom()}.to({self.torch()}.{target.dtype.short})", prec=ATOM, base=None,
+                          fresh=True, dtype=target.dtype)
+        text = self.new_row_major(vec).text
 
         def build():
             return [rewrite.delete_statement(self.source, alloc),
@@ -429,7 +454,8 @@ class _LoopMatcher(_Base):
         if kind == "list" and sum(proof.count_mentions(v, space.element) for v in values) != 1:
             return None  # stacking the list once per use would be worse than the loop
         code = "TW406" if kind == "list" else "TW401"
-        text = vec.text if vec.fresh else f"{vec.atom()}.clone()"
+        laid = self.new_row_major(vec)
+        text = laid.text
         if code == "TW406":
             message = f"loop applies the same tensor ops to each item of `{self.loop.iter.id}`; " \
                       f"on the stacked batch: `{_short(text)}`"
@@ -439,7 +465,8 @@ class _LoopMatcher(_Base):
         def obligations():
             self.needs_iterations(space, kind, "`torch.stack([])` raises where the vectorized code would not")
             self.loop_variable_free()
-            return self.stack_edits(after, call, init, text, vec.prec)
+            self.stack_layout(vec)
+            return self.stack_edits(after, call, init, text, laid.prec)
 
         return self.finish(code, message, f"Vectorize: `{_short(text, 50)}`", obligations)
 
@@ -500,13 +527,15 @@ class _LoopMatcher(_Base):
         vec = translator(value)
         if not vec.batched or not vec.is_tensor:
             return None
-        message = f"filter loop over tensor elements; a boolean mask selects them in one op: `{_short(vec.text)}`"
+        laid = self.new_row_major(vec)
+        message = f"filter loop over tensor elements; a boolean mask selects them in one op: `{_short(laid.text)}`"
 
         def obligations():
             self.loop_variable_free()
-            return self.stack_edits(after, call, init, vec.text, vec.prec)
+            self.stack_layout(vec)
+            return self.stack_edits(after, call, init, laid.text, laid.prec)
 
-        return self.finish("TW403", message, f"Vectorize: `{_short(vec.text, 50)}`", obligations)
+        return self.finish("TW403", message, f"Vectorize: `{_short(laid.text, 50)}`", obligations)
 
     # -- s += f(x[i]); if cond: count += 1 -----------------------------------------------------------
     def reduction(self, space: Space, kind: str) -> Optional[Match]:
@@ -646,8 +675,12 @@ class _LoopMatcher(_Base):
             lines = [f"{best} = int({vec.base}.{arg}())", f"{ex.name} = {vec.base}[{best}]"]
             return lines, lines
         if ex.form == "torch":
-            func = self.source.text_of(self.source.span(ex.func))
-            line = f"{ex.name} = {total if whole else f'{func}({ex.name}, {total})'}"
+            if whole:
+                line = f"{ex.name} = {total}"
+            elif ex.func is None:
+                line = f"{ex.name} = {ex.name}.{ex.which}({total})"
+            else:
+                line = f"{ex.name} = {self.source.text_of(self.source.span(ex.func))}({ex.name}, {total})"
             return [line], [line]
         # The loop keeps the element itself (a view of `x`): so does indexing at the first arg-extreme.
         chosen = f"{vec.base}[{vec.base}.{arg}()]" if vec.base else total
@@ -848,7 +881,8 @@ class _CallMatcher(_Base):
             return None
         if kind == "list" and proof.count_mentions(comp.elt, space.element) != 1:
             return None
-        text = vec.text if vec.fresh else f"{vec.atom()}.clone()"
+        laid = self.new_row_major(vec) if qualname == "torch.stack" else vec
+        text = laid.text if laid.fresh else f"{laid.atom()}.clone()"
         function = qualname.split(".")[1]
         message = f"`torch.{function}` of a list built element by element; vectorized: `{_short(text)}`"
         try:
@@ -862,12 +896,13 @@ class _CallMatcher(_Base):
                 if vec.dtype != self.default_float and (select is not None
                                                         or not proof.certainly_positive(space.count)):
                     raise Doubt("an empty list gives the default dtype, not the elements'")
-            elif select is None:
-                if kind != "list" and not proof.certainly_positive(space.count):
+            else:
+                self.stack_layout(vec)
+                if select is None and kind != "list" and not proof.certainly_positive(space.count):
                     raise Doubt("the list may be empty, and `torch.stack([])` raises")
         except Doubt as doubt:
             return Match("TW404", f"{message} (no automatic rewrite: {doubt})", why_no_fix=str(doubt))
-        replacement = text if self._standalone_value() else wrap(text, vec.prec, ATOM)
+        replacement = text if self._standalone_value() else wrap(text, laid.prec if laid.fresh else ATOM, ATOM)
         return Match("TW404", message, f"Vectorize: `{_short(text, 50)}`",
                      lambda: [rewrite.replace_node(self.source, call, replacement)])
 
@@ -900,6 +935,9 @@ class _CallMatcher(_Base):
                     raise Doubt(f"adding {dtype.short} values one at a time rounds differently from one sum")
                 if not proof.certainly_positive(count):
                     raise Doubt(f"`{t}` may be empty, and `sum` would then give the Python int 0")
+                if not row_ordered(value.shape[1:], value.strides[1:] if value.strides is not None else None):
+                    # `0 + t[0] + ...` takes the slices' layout, `t.sum(0)` is laid out on its own.
+                    raise Doubt(f"the slices of `{t}` may not be row-major, and the sum's layout would differ")
             elif name in ("max", "min"):
                 if rank != 1:
                     return None
@@ -1022,19 +1060,25 @@ class _Extreme:
     name: str  # m
     element: ast.expr  # e
     which: str  # "max" | "min"
-    form: str  # "compare" (`if e > m: m = e`) | "builtin" (`m = max(m, e)`) | "torch" (`torch.maximum(m, e)`)
+    form: str  # "compare" (`if e > m: m = e`) | "builtin" (`m = max(m, e)`) | "torch" (`torch.maximum(m, e)`,
+    # `torch.max(m, e)`, `m.max(e)`)
     keeps_first: bool  # of equal elements, the loop keeps the first
     tracked: Optional[tuple] = None  # (k, i): `k = i` also records where the best one is
-    func: Optional[ast.expr] = None  # the torch function called
+    func: Optional[ast.expr] = None  # the torch function called; None: the method `m.max(e)`
 
 
 def _extreme(stmt: ast.stmt, scope) -> Optional[_Extreme]:
     if isinstance(stmt, ast.If):
         return _compared_extreme(stmt)
-    if not (_plain_assign(stmt) and isinstance(stmt.value, ast.Call) and len(stmt.value.args) == 2
-            and not stmt.value.keywords and not any(isinstance(a, ast.Starred) for a in stmt.value.args)):
+    if not (_plain_assign(stmt) and isinstance(stmt.value, ast.Call) and not stmt.value.keywords
+            and not any(isinstance(a, ast.Starred) for a in stmt.value.args)):
         return None
     name, call = stmt.targets[0].id, stmt.value
+    if isinstance(call.func, ast.Attribute) and call.func.attr in ("max", "min") and len(call.args) == 1 \
+            and scope.qualname(call.func) is None:
+        return _method_extreme(name, call.func.value, call.args[0], call.func.attr)
+    if len(call.args) != 2:
+        return None
     first, second = call.args
     if _is_name(first, name) == _is_name(second, name):
         return None
@@ -1044,6 +1088,13 @@ def _extreme(stmt: ast.stmt, scope) -> Optional[_Extreme]:
         return _Extreme(name, element, call.func.id, "builtin", _is_name(first, name))
     which = _TORCH_EXTREMES.get(scope.qualname(call.func))
     return _Extreme(name, element, which, "torch", True, func=call.func) if which else None
+
+
+def _method_extreme(name: str, receiver: ast.expr, arg: ast.expr, which: str) -> Optional[_Extreme]:
+    """``m = m.max(e)`` / ``m = e.max(m)``: ``torch.maximum`` written as a method."""
+    if _is_name(receiver, name) == _is_name(arg, name):
+        return None
+    return _Extreme(name, arg if _is_name(receiver, name) else receiver, which, "torch", True)
 
 
 def _compared_extreme(stmt: ast.If) -> Optional[_Extreme]:
