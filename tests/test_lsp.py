@@ -260,3 +260,29 @@ async def test_hover_and_fixes_after_the_analysis_was_dropped_to_save_memory(cli
         await hover_at(client, editor(client, f"memory_{i}.py", HOVER_FILE), 2, 1)
     fixes = await quick_fixes(client, first, diagnostic)
     assert any("torch.empty" in fix.title for fix in fixes)
+
+
+async def test_an_edited_notebook_cell_updates_the_facts_of_later_cells(client):
+    """Notebooks are analysed incrementally too: after an edit, a later cell sees the new facts."""
+    path = client.root / "edited.ipynb"
+    cell_uris = [f"vscode-notebook-cell:{path}#cell{i}" for i in range(2)]
+    cells = ["import torch\ndef make():\n    return torch.randn(3, 4)\nx = make()\n",
+             "h = torch.randn(3)\ny = x + h\n"]
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=path.as_uri(), notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=u) for u in cell_uris]),
+        cell_text_documents=[types.TextDocumentItem(uri=u, language_id="python", version=1, text=t)
+                             for u, t in zip(cell_uris, cells)]))
+    before = await wait_until(lambda: client.diagnostics.get(cell_uris[1]), what="the clash in the second cell")
+    assert [d.code for d in before] == ["TW501"]
+    # In the first cell, `(3, 4)` becomes `(4, 3)`: now `x + h` broadcasts.
+    edit = types.TextDocumentContentChangePartial(
+        range=types.Range(start=types.Position(line=2, character=23), end=types.Position(line=2, character=27)),
+        text="4, 3")
+    client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+        notebook_document=types.VersionedNotebookDocumentIdentifier(version=2, uri=path.as_uri()),
+        change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(text_content=[
+            types.NotebookDocumentCellContentChanges(
+                document=types.VersionedTextDocumentIdentifier(uri=cell_uris[0], version=2), changes=[edit])]))))
+    await wait_until(lambda: client.diagnostics.get(cell_uris[1]) == (), what="the clash to go away")

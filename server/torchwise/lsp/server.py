@@ -127,7 +127,7 @@ class TorchwiseServer(LanguageServer):
             config = self.rule_config(snap.path, await self.settings_for(uri))
             loop = asyncio.get_running_loop()
             previous = self.checked.get(uri)
-            reuse = previous.analysis if previous is not None and previous.cells is None else None  # None: dropped
+            reuse = previous.analysis if previous is not None else None  # None when dropped to save memory
             analysis = await loop.run_in_executor(
                 self.analysis_pool, analyze, snap.text, snap.path or uri, config, ALL_RULES, reuse)
         except asyncio.CancelledError:
