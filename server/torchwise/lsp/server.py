@@ -189,25 +189,29 @@ class TorchwiseServer(LanguageServer):
             if old is not None:
                 old.analysis = None
 
-    def _restore(self, unit: str, checked: Checked) -> None:
-        """Analyse a document again whose analysis was dropped, when its text is still the one checked."""
+    async def _restore(self, unit: str, checked: Checked) -> None:
+        """Analyse a document again whose analysis was dropped, when its text is still the one checked
+        (in the analysis thread: a large file takes a few hundred ms the event loop must not wait)."""
         snap = documents.snapshot(self.workspace, unit)
         if snap is None or snap.version != checked.version:
             return
-        checked.analysis = analyze(snap.text, snap.path or unit, checked.config, ALL_RULES)
-        self._keep_recent(unit)
+        analysis = await asyncio.get_running_loop().run_in_executor(
+            self.analysis_pool, analyze, snap.text, snap.path or unit, checked.config, ALL_RULES)
+        if checked.analysis is None and self.checked.get(unit) is checked:
+            checked.analysis = analysis
+            self._keep_recent(unit)
 
     def publish(self, uri: str, version: int | None, diagnostics: list[types.Diagnostic]) -> None:
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
 
-    def view(self, uri: str) -> documents.View | None:
+    async def view(self, uri: str) -> documents.View | None:
         """``uri`` seen through the analysis of exactly the text the editor has now (edits against
         older text would corrupt it)."""
         unit = documents.unit_of(self.workspace, uri)
         checked = self.checked.get(unit)
         if checked is not None and checked.analysis is None:
-            self._restore(unit, checked)
+            await self._restore(unit, checked)
         elif checked is not None:
             self._keep_recent(unit)  # in use: keep it
         return documents.view(self.workspace, self.checked, uri)
@@ -315,11 +319,11 @@ def did_change_configuration(ls: TorchwiseServer, params: types.DidChangeConfigu
     types.TEXT_DOCUMENT_CODE_ACTION,
     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
 )
-def code_action(ls: TorchwiseServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+async def code_action(ls: TorchwiseServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     """Support quick fixes for the findings in the requested range."""
     if params.context.only and not any(k.startswith(types.CodeActionKind.QuickFix) for k in params.context.only):
         return []
-    view = ls.view(params.text_document.uri)
+    view = await ls.view(params.text_document.uri)
     if view is None:
         return []
     wanted = Span(from_lsp_position(view.lines, params.range.start, ls.encoding),
@@ -375,9 +379,9 @@ def _suppress_action(ls: TorchwiseServer, view: documents.View, finding: Finding
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
-def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover | None:
+async def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover | None:
     """Support Hover: dtype (and why), shape, device, contiguity, broadcasting, view-or-copy."""
-    view = ls.view(params.text_document.uri)
+    view = await ls.view(params.text_document.uri)
     if view is None:
         return None
     analysis = view.checked.analysis
@@ -401,9 +405,9 @@ def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover | None:
 
 
 @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-def code_lens(ls: TorchwiseServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+async def code_lens(ls: TorchwiseServer, params: types.CodeLensParams) -> list[types.CodeLens]:
     """Support code lenses: "Benchmark loop vs vectorized" on each fixable loop, or its last result."""
-    view = ls.view(params.text_document.uri)
+    view = await ls.view(params.text_document.uri)
     if view is None or view.cell is not None:
         return []  # notebooks: not yet (cells would need their lines mapped both ways)
     analysis = view.checked.analysis
@@ -417,7 +421,7 @@ def code_lens(ls: TorchwiseServer, params: types.CodeLensParams) -> list[types.C
 @server.command(BENCHMARK_COMMAND)
 async def benchmark_loop(ls: TorchwiseServer, uri: str, line: int) -> dict:
     """Run the loop on ``line`` (0-based) and its vectorized rewrite in the user's Python; show the timing."""
-    view = ls.view(uri)
+    view = await ls.view(uri)
     if view is None or view.cell is not None:
         return {"loop_s": None, "vectorized_s": None, "speedup": None, "device": None, "match": None,
                 "message": "torchwise: the file is being analysed (or is a notebook cell); try again in a moment"}
