@@ -15,6 +15,7 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -120,3 +121,41 @@ def test_an_edit_inside_one_function_reuses_the_others():
     changed = analyze(edit(text, at, 0, "probe = torch.zeros(2)\n"), "gpt_train.py", previous=first)
     units = len(changed.facts._units)
     assert units >= 4 and len(changed.facts.reused) == units - 1
+
+
+# A review's adversarial cases (each was a difference before its fix): (first text, edited text).
+_CALLS = "".join("    g(torch.zeros(3))\n" for _ in range(33))
+REVIEWED = {
+    # The defaults left by the last unit analysed leaked out of the units (the vectorizer reads them).
+    "defaults-after-units": (
+        "import torch\ntorch.set_default_dtype(torch.float64)\n\n\ndef f(x):\n    pass\n\n\nxs = torch.randn(5)\n"
+        "out = torch.zeros(5)\nfor i in range(5):\n    out[i] = xs[i] * 2.0\n",
+        "import torch\ntorch.set_default_dtype(torch.float64)\n\n\ndef f(x):\n    pass\n\n\nxs = torch.randn(5)  # c\n"
+        "out = torch.zeros(5)\nfor i in range(5):\n    out[i] = xs[i] * 2.0\n"),
+    # The grad mode of a @torch.no_grad() function leaked into the module's second pass.
+    "grad-mode-after-units": (
+        "import torch\nw = torch.zeros(3, requires_grad=True)\n\n\ndef h():\n    return 1\n\n\n"
+        "@torch.no_grad()\ndef f():\n    pass\n\n\nw.add_(1)\n",
+        "import torch\nw = torch.zeros(3, requires_grad=True)\n\n\ndef h():\n    return 2\n\n\n"
+        "@torch.no_grad()\ndef f():\n    pass\n\n\nw.add_(1)\n"),
+    # A unit analysed afresh had its calls recorded twice (the 64-call-site limit then differed).
+    "call-sites-once": (
+        "import torch\n\n\ndef c():\n" + _CALLS + "\n\ndef g(x):\n    return x.view(5)\n",
+        "import torch\n\n\ndef c():\n" + _CALLS + "\n\ndef g(x):\n    y = 1\n    return x.view(5)\n"),
+    # A comprehension's first iterable belongs to the enclosing scope (the cached qualified name depended
+    # on who asked first).
+    "comprehension-scope": (
+        "import torch\n\n\ndef f():\n    return [torch for torch in torch.FloatTensor(3)]\n\n\nA = 1\n",
+        "import torch\n\n\ndef f():\n    return [torch for torch in torch.FloatTensor(3)]\n\n\nA = 2\n"),
+    # 0.0 == -0.0, but hover shows the sign.
+    "signed-zero": (
+        "import torch\nEPS = 0.0\n\n\ndef f():\n    e = EPS\n    return torch.zeros(2) + e\n",
+        "import torch\nEPS = -0.0\n\n\ndef f():\n    e = EPS\n    return torch.zeros(2) + e\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REVIEWED))
+def test_reviewed_cases(name):
+    first, edited = REVIEWED[name]
+    incremental = analyze(edited, "f.py", previous=analyze(first, "f.py"))
+    assert observed(incremental) == observed(analyze(edited, "f.py"))

@@ -130,11 +130,15 @@ class Inference:
         module_end = self.module_env
         self._in_function = True
         float_default = self.default_float if not self._default_changed_anywhere else None
+        # Each unit sets the defaults it starts from; what holds after the module's code must not depend on
+        # which unit ran last (nor on whether it was reused).
+        module_defaults = (self.default_float, self.default_float_why, self.default_device, self.grad_enabled)
         for info in self.classes.values():
             self._unit(info, float_default, None)
         for info in self.functions.values():
             self._unit(info, float_default, self._call_sites_for(info))
         self._previous_units = {}  # what was not reused is garbage now
+        self.default_float, self.default_float_why, self.default_device, self.grad_enabled = module_defaults
         self._in_function = False
         if any(f.summary is not None for f in self.functions.values()):
             # Module code that calls this file's functions gets their summaries on a second pass.
@@ -172,6 +176,7 @@ class Inference:
         else:
             self.default_float, self.default_float_why = DType.float32, "the default dtype float32"
         self.default_device = None if getattr(self, "_device_changed", False) else "cpu"
+        self.grad_enabled = True
 
     def set_default_dtype(self, dtype: Optional[DType], line: int) -> None:
         """A module-level ``torch.set_default_dtype(...)`` call, reached in order."""
@@ -215,16 +220,16 @@ class Inference:
         """Analyse a top-level class or function, or reuse its previous analysis when that still holds."""
         inputs = (float_default, getattr(self, "_device_changed", False), sites)
         record = self._previous_units.get(info.node)
-        if record is not None and record.inputs == inputs and all(
-                self._external(kind, key) == answer for kind, key, answer in record.reads):
+        if record is not None and _same(record.inputs, inputs) and all(
+                _same(self._external(kind, key), answer) for kind, key, answer in record.reads):
             self.reused.add(info.node)
+            for name, starred, args, kwargs in record.calls:  # (analysing it made these calls itself)
+                self._note_call(self.functions[name], starred, args, kwargs)
         else:
             record = self._record_unit(info, float_default, sites, inputs)
         self._units[info.node] = record
         self.values.update(record.values)
         self.grad_not_on |= record.grad_not_on
-        for name, starred, args, kwargs in record.calls:
-            self._note_call(self.functions[name], starred, args, kwargs)
         if isinstance(info, ClassInfo):
             info.attrs = record.result
         else:
@@ -373,7 +378,8 @@ class Inference:
 
     def _parameter_value(self, arg: ast.arg, default, env: Env, sites, position, name):
         if arg.annotation is not None:
-            value = ops.from_annotation(self, arg.annotation, env.scope, name)
+            # Annotations are evaluated where the function is defined (as the index resolves them).
+            value = ops.from_annotation(self, arg.annotation, env.scope.parent or env.scope, name)
             if value is not None:
                 return value
         if sites:
@@ -690,8 +696,9 @@ class Inference:
     def _comprehension(self, node, env: Env):
         inner = env.copy()
         inner.scope = self.index.scope_of_node.get(node, env.scope)
-        for generator in node.generators:
-            iterable = self.eval(generator.iter, inner)
+        for i, generator in enumerate(node.generators):
+            # The first iterable is evaluated in the enclosing scope, as Python (and the index) do.
+            iterable = self.eval(generator.iter, env if i == 0 else inner)
             self._bind(generator.target, ops.iteration_item(self, generator.iter, iterable, inner), inner)
             for condition in generator.ifs:
                 self.eval(condition, inner)
@@ -835,6 +842,11 @@ def _names_assigned(body: Iterable[ast.AST]) -> set[str]:
 
 
 _COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _same(a, b) -> bool:
+    """Equal, and equal in every detail shown: 0.0 == -0.0, but hover tells them apart."""
+    return a == b and (a is b or repr(a) == repr(b))
 
 
 def _bindings_signature(module: Scope) -> dict:
