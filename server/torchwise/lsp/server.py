@@ -195,8 +195,12 @@ class TorchwiseServer(LanguageServer):
         snap = documents.snapshot(self.workspace, unit)
         if snap is None or snap.version != checked.version:
             return
-        analysis = await asyncio.get_running_loop().run_in_executor(
-            self.analysis_pool, analyze, snap.text, snap.path or unit, checked.config, ALL_RULES)
+        try:
+            analysis = await asyncio.get_running_loop().run_in_executor(
+                self.analysis_pool, analyze, snap.text, snap.path or unit, checked.config, ALL_RULES)
+        except Exception:  # as in _check: a bug of ours is logged, the request gets no answer
+            self.log(f"torchwise: analysis of {unit} failed:\n{traceback.format_exc()}", types.MessageType.Error)
+            return
         if checked.analysis is None and self.checked.get(unit) is checked:
             checked.analysis = analysis
             self._keep_recent(unit)
@@ -418,13 +422,18 @@ async def code_lens(ls: TorchwiseServer, params: types.CodeLensParams) -> list[t
         for lens in ls.bench.lenses(view.uri, analysis.source.text, analysis)]
 
 
+def _no_result(message: str) -> dict:
+    """The command's answer when nothing was measured."""
+    return {"loop_s": None, "vectorized_s": None, "speedup": None, "device": None, "match": None, "message": message}
+
+
 @server.command(BENCHMARK_COMMAND)
 async def benchmark_loop(ls: TorchwiseServer, uri: str, line: int) -> dict:
     """Run the loop on ``line`` (0-based) and its vectorized rewrite in the user's Python; show the timing."""
     view = await ls.view(uri)
     if view is None or view.cell is not None:
-        return {"loop_s": None, "vectorized_s": None, "speedup": None, "device": None, "match": None,
-                "message": "torchwise: the file is being analysed (or is a notebook cell); try again in a moment"}
+        return _no_result("torchwise: the file is being analysed (or is a notebook cell); try again in a moment")
+    analysis, version = view.checked.analysis, view.checked.version  # before any await: both may change
     token = str(uuid.uuid4())
     task = asyncio.current_task()
     progress = None
@@ -438,17 +447,18 @@ async def benchmark_loop(ls: TorchwiseServer, uri: str, line: int) -> dict:
             cancelled.add_done_callback(lambda f: f.cancelled() and task.cancel())
     except Exception:  # a client without progress support still gets its result
         progress = None
-    analysis = view.checked.analysis
 
     def report(stage: str) -> None:
         if progress is not None:
             ls.work_done_progress.report(progress, types.WorkDoneProgressReport(message=stage))
     try:
-        result = await ls.bench.benchmark(uri, analysis.source.text, int(line), analysis=analysis,
-                                          on_progress=report)
+        if documents.current_version(ls.workspace, uri) != version:  # edited meanwhile: the lines moved
+            result = _no_result("torchwise: the file changed; run the benchmark again")
+        else:  # the job is built before the first await below, from this very analysis
+            result = await ls.bench.benchmark(uri, analysis.source.text, int(line), analysis=analysis,
+                                              on_progress=report)
     except asyncio.CancelledError:
-        result = {"loop_s": None, "vectorized_s": None, "speedup": None, "device": None, "match": None,
-                  "message": "torchwise: benchmark cancelled"}
+        result = _no_result("torchwise: benchmark cancelled")
     finally:
         if progress is not None:
             ls.work_done_progress.end(progress, types.WorkDoneProgressEnd())
