@@ -101,3 +101,29 @@ async def test_cancelling_the_progress_kills_the_run(client):
     again = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command=lens.command.command, arguments=lens.command.arguments))
     assert again["match"] is True
+
+
+async def test_a_loop_in_a_notebook_cell_gets_its_lens_and_runs_with_the_earlier_cells_as_setup(client):
+    path = client.root / "explore.ipynb"
+    cell_uris = [f"vscode-notebook-cell:{path}#cell{i}" for i in range(2)]
+    setup, loop = LOOP.split("out = torch.empty(N)\n")
+    cells = [setup, "%time\nout = torch.empty(N)\n" + loop]
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=path.as_uri(), notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=u) for u in cell_uris]),
+        cell_text_documents=[types.TextDocumentItem(uri=u, language_id="python", version=1, text=t)
+                             for u, t in zip(cell_uris, cells)]))
+    await wait_until(lambda: client.diagnostics.get(cell_uris[1]), what="the loop cell's diagnostics")
+
+    async def cell_lenses(i):
+        return await client.text_document_code_lens_async(types.CodeLensParams(
+            text_document=types.TextDocumentIdentifier(uri=cell_uris[i]))) or []
+    assert await cell_lenses(0) == []
+    [lens] = await cell_lenses(1)
+    assert lens.range.start.line == 2 and list(lens.command.arguments) == [cell_uris[1], 2]  # the cell's own line
+    result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=lens.command.command, arguments=lens.command.arguments))
+    assert result["match"] is True and result["speedup"] > 1, result
+    [measured] = await cell_lenses(1)
+    assert "results match" in measured.command.title

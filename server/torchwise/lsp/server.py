@@ -305,6 +305,8 @@ def notebook_did_change(ls: TorchwiseServer, params: types.DidChangeNotebookDocu
 def notebook_did_close(ls: TorchwiseServer, params: types.DidCloseNotebookDocumentParams) -> None:
     """Forget a closed notebook and clear its cells' diagnostics."""
     ls.forget(params.notebook_document.uri)
+    if ls._bench is not None:
+        ls._bench.forget(params.notebook_document.uri)
     for cell in params.cell_text_documents:
         ls.publish(cell.uri, None, [])
 
@@ -395,8 +397,9 @@ async def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover |
     except Exception:  # hover must never break the server
         ls.log(f"torchwise: hover failed:\n{traceback.format_exc()}", types.MessageType.Error)
         return None
-    measured = ls._bench.hover(view.uri, analysis.source.text, position.line) \
-        if view.cell is None and ls._bench is not None else None  # nothing measured before the service exists
+    unit = documents.unit_of(ls.workspace, view.uri)  # results are kept per file, or per notebook
+    measured = ls._bench.hover(unit, analysis.source.text, position.line) \
+        if ls._bench is not None else None  # nothing measured before the service exists
     local = view.to_local(found[1]) if found is not None else None
     if measured and local is None:
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=measured))
@@ -412,14 +415,19 @@ async def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover |
 async def code_lens(ls: TorchwiseServer, params: types.CodeLensParams) -> list[types.CodeLens]:
     """Support code lenses: "Benchmark loop vs vectorized" on each fixable loop, or its last result."""
     view = await ls.view(params.text_document.uri)
-    if view is None or view.cell is not None:
-        return []  # notebooks: not yet (cells would need their lines mapped both ways)
+    if view is None:
+        return []
     analysis = view.checked.analysis
-    return [types.CodeLens(
-        range=types.Range(start=types.Position(line=lens.line, character=0),
-                          end=types.Position(line=lens.line, character=0)),
-        command=types.Command(title=lens.title, command=lens.command, arguments=lens.arguments))
-        for lens in ls.bench.lenses(view.uri, analysis.source.text, analysis)]
+    lenses = []
+    # Lenses are found on the file, or on the notebook's cells as one module: shown in the cell they are in.
+    for lens in ls.bench.lenses(documents.unit_of(ls.workspace, view.uri), analysis.source.text, analysis):
+        at = view.to_local(Span(Position(lens.line, 0), Position(lens.line, 0)))
+        if at is None:
+            continue
+        where = types.Position(line=at.start.line, character=0)
+        lenses.append(types.CodeLens(range=types.Range(start=where, end=where), command=types.Command(
+            title=lens.title, command=lens.command, arguments=[view.uri, at.start.line])))
+    return lenses
 
 
 def _no_result(message: str) -> dict:
@@ -431,9 +439,11 @@ def _no_result(message: str) -> dict:
 async def benchmark_loop(ls: TorchwiseServer, uri: str, line: int) -> dict:
     """Run the loop on ``line`` (0-based) and its vectorized rewrite in the user's Python; show the timing."""
     view = await ls.view(uri)
-    if view is None or view.cell is not None:
-        return _no_result("torchwise: the file is being analysed (or is a notebook cell); try again in a moment")
+    if view is None:
+        return _no_result("torchwise: the file is being analysed; try again in a moment")
+    unit = documents.unit_of(ls.workspace, uri)  # a notebook's cells run as one module, in order
     analysis, version = view.checked.analysis, view.checked.version  # before any await: both may change
+    line = view.to_unit(Position(int(line), 0)).line
     token = str(uuid.uuid4())
     task = asyncio.current_task()
     progress = None
@@ -452,10 +462,10 @@ async def benchmark_loop(ls: TorchwiseServer, uri: str, line: int) -> dict:
         if progress is not None:
             ls.work_done_progress.report(progress, types.WorkDoneProgressReport(message=stage))
     try:
-        if documents.current_version(ls.workspace, uri) != version:  # edited meanwhile: the lines moved
+        if documents.current_version(ls.workspace, unit) != version:  # edited meanwhile: the lines moved
             result = _no_result("torchwise: the file changed; run the benchmark again")
         else:  # the job is built before the first await below, from this very analysis
-            result = await ls.bench.benchmark(uri, analysis.source.text, int(line), analysis=analysis,
+            result = await ls.bench.benchmark(unit, analysis.source.text, line, analysis=analysis,
                                               on_progress=report)
     except asyncio.CancelledError:
         result = _no_result("torchwise: benchmark cancelled")
