@@ -112,9 +112,3 @@ class _Dispatch:
             rules = self._by_names[names] = self.any_call + [
                 rule for name in dict.fromkeys(names) for rule in self.by_call_name.get(name, ())]
         return rules
-
-
-def infer(source: SourceFile) -> Inference | None:
-    """The facts alone (for hover when a document's facts were dropped to save memory)."""
-    tree = source.tree
-    return Inference(ModuleIndex(tree)).run() if tree is not None else None
