@@ -107,6 +107,7 @@ class Inference:
         self.grad_enabled: Optional[bool] = True  # autograd recording; False under torch.no_grad()
         self.grad_not_on: set = set()  # statements run with grad off (or maybe off)
         self._default_changed_anywhere = False
+        self._device_changed = False  # torch.set_default_device anywhere: the default device is unknown
         self._default_changed_in_function = False
         self._returns: Optional[list] = None
         self._in_function = False
@@ -175,7 +176,7 @@ class Inference:
             self.default_float, self.default_float_why = None, None
         else:
             self.default_float, self.default_float_why = DType.float32, "the default dtype float32"
-        self.default_device = None if getattr(self, "_device_changed", False) else "cpu"
+        self.default_device = None if self._device_changed else "cpu"
         self.grad_enabled = True
 
     def set_default_dtype(self, dtype: Optional[DType], line: int) -> None:
@@ -218,7 +219,7 @@ class Inference:
     # -- units --------------------------------------------------------------------------
     def _unit(self, info, float_default, sites) -> None:
         """Analyse a top-level class or function, or reuse its previous analysis when that still holds."""
-        inputs = (float_default, getattr(self, "_device_changed", False), sites)
+        inputs = (float_default, self._device_changed, sites)
         record = self._previous_units.get(info.node)
         if record is not None and _same(record.inputs, inputs) and all(
                 _same(self._external(kind, key), answer) for kind, key, answer in record.reads):
@@ -354,7 +355,7 @@ class Inference:
     def _function_env(self, node, scope: Scope, class_name, float_default, sites) -> Env:
         self.default_float = float_default
         self.default_float_why = "the default dtype float32" if float_default else None
-        self.default_device = None if getattr(self, "_device_changed", False) else "cpu"
+        self.default_device = None if self._device_changed else "cpu"
         self.grad_enabled = True
         for decorator in getattr(node, "decorator_list", ()):
             mode = _grad_mode(decorator, scope.parent or scope)
