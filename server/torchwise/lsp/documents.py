@@ -81,6 +81,7 @@ class View:
     version: Optional[int]  # the document's own version, for edits
     lines: list[str]  # the document's own lines, for position encodings
     checked: Checked
+    unit: str  # the file, or the notebook a cell belongs to: what is analysed (and benchmarked) as a whole
     cell: Optional[notebook.Cell] = None
 
     def to_unit(self, position: Position) -> Position:
@@ -114,9 +115,9 @@ def view(workspace: Workspace, checked_by_unit: dict, uri: str) -> Optional[View
     if doc is None:
         return None
     if checked.cells is None:
-        return View(uri, doc.version, checked.analysis.source.lines, checked)
+        return View(uri, doc.version, checked.analysis.source.lines, checked, unit)
     cell = next((c for c in checked.cells.cells if c.key == uri), None)
     if cell is None:
         return None
     lines = cell.text.splitlines(keepends=True) or [""]
-    return View(uri, doc.version, lines, checked, cell)
+    return View(uri, doc.version, lines, checked, unit, cell)

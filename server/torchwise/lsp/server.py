@@ -397,8 +397,7 @@ async def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover |
     except Exception:  # hover must never break the server
         ls.log(f"torchwise: hover failed:\n{traceback.format_exc()}", types.MessageType.Error)
         return None
-    unit = documents.unit_of(ls.workspace, view.uri)  # results are kept per file, or per notebook
-    measured = ls._bench.hover(unit, analysis.source.text, position.line) \
+    measured = ls._bench.hover(view.unit, analysis.source.text, position.line) \
         if ls._bench is not None else None  # nothing measured before the service exists
     local = view.to_local(found[1]) if found is not None else None
     if measured and local is None:
@@ -420,7 +419,7 @@ async def code_lens(ls: TorchwiseServer, params: types.CodeLensParams) -> list[t
     analysis = view.checked.analysis
     lenses = []
     # Lenses are found on the file, or on the notebook's cells as one module: shown in the cell they are in.
-    for lens in ls.bench.lenses(documents.unit_of(ls.workspace, view.uri), analysis.source.text, analysis):
+    for lens in ls.bench.lenses(view.unit, analysis.source.text, analysis):
         at = view.to_local(Span(Position(lens.line, 0), Position(lens.line, 0)))
         if at is None:
             continue
@@ -441,7 +440,7 @@ async def benchmark_loop(ls: TorchwiseServer, uri: str, line: int) -> dict:
     view = await ls.view(uri)
     if view is None:
         return _no_result("torchwise: the file is being analysed; try again in a moment")
-    unit = documents.unit_of(ls.workspace, uri)  # a notebook's cells run as one module, in order
+    unit = view.unit  # a notebook's cells run as one module, in order
     analysis, version = view.checked.analysis, view.checked.version  # before any await: both may change
     line = view.to_unit(Position(int(line), 0)).line
     token = str(uuid.uuid4())
