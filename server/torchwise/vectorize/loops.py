@@ -1004,12 +1004,17 @@ def _subscript_stores(stmt: ast.stmt, index: str):
                     and target.slice.id == index:
                 return target.value.id, s.value
         return None
+    return _one_or_both_branches(stmt, store)
 
-    found = store(stmt)
+
+def _one_or_both_branches(stmt: ast.stmt, match):
+    """``match(stmt)`` -> (name, [value], None), or for an ``if``/``else`` whose two branches each are one
+    statement matching for the same name: (name, [value if true, value if false], the test)."""
+    found = match(stmt)
     if found is not None:
         return found[0], [found[1]], None
     if isinstance(stmt, ast.If) and len(stmt.body) == 1 and len(stmt.orelse) == 1:
-        a, b = store(stmt.body[0]), store(stmt.orelse[0])
+        a, b = match(stmt.body[0]), match(stmt.orelse[0])
         if a is not None and b is not None and a[0] == b[0]:
             return a[0], [a[1], b[1]], stmt.test
     return None
@@ -1132,15 +1137,7 @@ def _appends(stmt: ast.stmt):
                 and not isinstance(s.value.args[0], ast.Starred):
             return s.value.func.value.id, s.value.args[0]
         return None
-
-    found = append(stmt)
-    if found is not None:
-        return found[0], [found[1]], None
-    if isinstance(stmt, ast.If) and len(stmt.body) == 1 and len(stmt.orelse) == 1:
-        a, b = append(stmt.body[0]), append(stmt.orelse[0])
-        if a is not None and b is not None and a[0] == b[0]:
-            return a[0], [a[1], b[1]], stmt.test
-    return None
+    return _one_or_both_branches(stmt, append)
 
 
 def _accumulation(stmt: ast.stmt):
