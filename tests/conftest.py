@@ -117,3 +117,16 @@ def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
 
 
 __all__ = ["CONFIG", "Editor", "apply_text_edits", "pytest_lsp", "start_session", "wait_until"]
+
+
+def open_notebook(client: LanguageClient, path: Path, cells: list[str], cell_uris: list[str] | None = None) -> list[str]:
+    """Open a notebook of Python code cells (as VS Code does: one notification for the notebook and its
+    cell documents); the cells' URIs, in order."""
+    cell_uris = cell_uris or [f"vscode-notebook-cell:{path}#cell{i}" for i in range(len(cells))]
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=path.as_uri(), notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=u) for u in cell_uris]),
+        cell_text_documents=[types.TextDocumentItem(uri=u, language_id="python", version=1, text=t)
+                             for u, t in zip(cell_uris, cells)]))
+    return cell_uris

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from conftest import CONFIG, Editor, apply_text_edits, pytest_lsp, start_session, wait_until
+from conftest import CONFIG, Editor, apply_text_edits, open_notebook, pytest_lsp, start_session, wait_until
 from torchwise.rules import ALL_RULES
 from pytest_lsp import LanguageClient
 
@@ -220,19 +220,13 @@ async def test_every_rule_fix_over_lsp(client, code, i, example):
 
 @pytest.mark.parametrize("style", ["plain", "code-server"])
 async def test_notebook_cells_share_facts_and_get_their_own_diagnostics(client, style):
-    notebook_uri = (client.root / f"explore_{style}.ipynb").as_uri()
     cells = [("%matplotlib inline\nimport torch\nx = torch.randn(3, 4)\n"),
              ("h = torch.randn(3)\ny = x + h\nw = torch.Tensor(2)\n")]
     path = client.root / f"explore_{style}.ipynb"
     # code-server's cell URIs carry a host and a percent-encoded fragment.
     cell_uris = [f"vscode-notebook-cell:{path}#cell{i}" if style == "plain" else
                  f"vscode-notebook-cell://127.0.0.1:44729{path}#W{i}sdnNjb2RlLXJlbW90ZQ%3D%3D" for i in range(2)]
-    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
-        notebook_document=types.NotebookDocument(
-            uri=notebook_uri, notebook_type="jupyter-notebook", version=1,
-            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=u) for u in cell_uris]),
-        cell_text_documents=[types.TextDocumentItem(uri=u, language_id="python", version=1, text=t)
-                             for u, t in zip(cell_uris, cells)]))
+    open_notebook(client, path, cells, cell_uris)
     diagnostics = await wait_until(lambda: client.diagnostics.get(cell_uris[1]), what="the second cell's diagnostics")
     # x comes from the first cell: the broadcast clash is known in the second.
     assert [(d.code, d.range.start.line) for d in diagnostics] == [("TW501", 1), ("TW101", 2)]
@@ -265,15 +259,9 @@ async def test_hover_and_fixes_after_the_analysis_was_dropped_to_save_memory(cli
 async def test_an_edited_notebook_cell_updates_the_facts_of_later_cells(client):
     """Notebooks are analysed incrementally too: after an edit, a later cell sees the new facts."""
     path = client.root / "edited.ipynb"
-    cell_uris = [f"vscode-notebook-cell:{path}#cell{i}" for i in range(2)]
     cells = ["import torch\ndef make():\n    return torch.randn(3, 4)\nx = make()\n",
              "h = torch.randn(3)\ny = x + h\n"]
-    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
-        notebook_document=types.NotebookDocument(
-            uri=path.as_uri(), notebook_type="jupyter-notebook", version=1,
-            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=u) for u in cell_uris]),
-        cell_text_documents=[types.TextDocumentItem(uri=u, language_id="python", version=1, text=t)
-                             for u, t in zip(cell_uris, cells)]))
+    cell_uris = open_notebook(client, path, cells)
     before = await wait_until(lambda: client.diagnostics.get(cell_uris[1]), what="the clash in the second cell")
     assert [d.code for d in before] == ["TW501"]
     # In the first cell, `(3, 4)` becomes `(4, 3)`: now `x + h` broadcasts.

@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from conftest import CONFIG, Editor, pytest_lsp, start_session, wait_until
+from conftest import CONFIG, Editor, open_notebook, pytest_lsp, start_session, wait_until
 
 pytest.importorskip("torch")
 
@@ -104,16 +104,9 @@ async def test_cancelling_the_progress_kills_the_run(client):
 
 
 async def test_a_loop_in_a_notebook_cell_gets_its_lens_and_runs_with_the_earlier_cells_as_setup(client):
-    path = client.root / "explore.ipynb"
-    cell_uris = [f"vscode-notebook-cell:{path}#cell{i}" for i in range(2)]
     setup, loop = LOOP.split("out = torch.empty(N)\n")
     cells = [setup, "%time\nout = torch.empty(N)\n" + loop]
-    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
-        notebook_document=types.NotebookDocument(
-            uri=path.as_uri(), notebook_type="jupyter-notebook", version=1,
-            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=u) for u in cell_uris]),
-        cell_text_documents=[types.TextDocumentItem(uri=u, language_id="python", version=1, text=t)
-                             for u, t in zip(cell_uris, cells)]))
+    cell_uris = open_notebook(client, client.root / "explore.ipynb", cells)
     await wait_until(lambda: client.diagnostics.get(cell_uris[1]), what="the loop cell's diagnostics")
 
     async def cell_lenses(i):
