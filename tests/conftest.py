@@ -119,7 +119,8 @@ def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
 __all__ = ["CONFIG", "Editor", "apply_text_edits", "pytest_lsp", "start_session", "wait_until"]
 
 
-def open_notebook(client: LanguageClient, path: Path, cells: list[str], cell_uris: list[str] | None = None) -> list[str]:
+def open_notebook(client: LanguageClient, path: Path, cells: list[str],
+                  cell_uris: list[str] | None = None) -> list[str]:
     """Open a notebook of Python code cells (as VS Code does: one notification for the notebook and its
     cell documents); the cells' URIs, in order."""
     cell_uris = cell_uris or [f"vscode-notebook-cell:{path}#cell{i}" for i in range(len(cells))]
