@@ -10,7 +10,7 @@ from typing import Optional
 
 from torchwise.analysis import dtypes, shapes
 from torchwise.analysis.dtypes import DType
-from torchwise.analysis.ops import (
+from torchwise.analysis.tensors import (
     Call, derived, device_arg, dtype_arg, int_of, make_tensor, result_grad,
 )
 from torchwise.analysis.values import ModuleValue, ScalarValue, SeqValue, TensorValue
@@ -255,7 +255,7 @@ def _output(inf, x: TensorValue, weight: TensorValue, shape) -> TensorValue | No
 
 
 def _contiguous(shape):
-    from torchwise.analysis.ops import contiguous_strides
+    from torchwise.analysis.tensors import contiguous_strides
 
     return contiguous_strides(shape)
 

@@ -6,7 +6,7 @@ from typing import Optional
 
 from torchwise.analysis import dtypes, shapes
 from torchwise.analysis.dtypes import DType
-from torchwise.analysis.ops import Call, dims_of, int_of, literal_data, numpy_dtype_arg
+from torchwise.analysis.tensors import Call, dims_of, int_of, literal_data, numpy_dtype_arg
 from torchwise.analysis.values import NdarrayValue, ScalarValue, SeqValue, TensorValue
 
 _FLOAT64_WHY = "numpy's default float64"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import math
 
 from typing import Optional
@@ -11,10 +10,9 @@ from torchwise.analysis import dtypes, layout, shapes
 from torchwise.analysis.dims import Sym, fmt_dim
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.legacy import LEGACY_CONSTRUCTORS
-from torchwise.analysis.ops import (
-    TENSOR_METHODS, TORCH_FUNCTIONS, Call, combine_devices, contiguous_strides, derived, device_arg, dims_of,
-    dtype_arg, elementwise, inplace_result, int_of, literal_data, output_strides, make_tensor, matmul_values, normalize_device, result_grad,
-    same_device, size_value,
+from torchwise.analysis.tensors import (
+    TENSOR_METHODS, TORCH_FUNCTIONS, Call, combine_devices, derived, device_arg, dims_of, dtype_arg, elementwise,
+    inplace_result, int_of, literal_data, make_tensor, matmul_values, normalize_device, same_device, size_value,
 )
 from torchwise.analysis.values import NdarrayValue, ScalarValue, SeqValue, TensorValue
 
@@ -453,117 +451,18 @@ def _numel(inf, receiver, call: Call):
     return ScalarValue("int", shapes.numel(receiver.shape))
 
 
-# -- element-wise -------------------------------------------------------------------------------------------------
-_BINARY = {"add": "add", "sub": "sub", "subtract": "sub", "mul": "mul", "multiply": "mul", "div": "div",
-           "divide": "div", "true_divide": "div", "pow": "pow", "remainder": "mod", "fmod": "mod",
-           "maximum": "max", "minimum": "min", "atan2": "div", "floor_divide": "floordiv", "hypot": "div"}
-
-
-def _binary_method(op):
-    def method(inf, receiver, call: Call):
-        other = call.get(0, "other")
-        if other is None or call.starred:
-            return None
-        return elementwise(inf, [receiver, other], op)
-    return method
-
-
-for _name, _op in _BINARY.items():
-    TENSOR_METHODS[_name] = _binary_method(_op)
-
-_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "logical_and", "logical_or", "logical_xor",
-                "isclose")
-
-
-def _comparison_method(inf, receiver, call: Call):
-    other = call.get(0, "other")
-    if other is None:
-        return None
-    kind = "order" if _callee(call) in ("lt", "le", "gt", "ge", "greater", "less") else "compare"
-    return elementwise(inf, [receiver, other], kind, result_dtype=DType.bool)
-
-
-for _name in _COMPARISONS:
-    TENSOR_METHODS[_name] = _comparison_method
-
-# Unary ops that keep the dtype, and ones that turn integers into the default float.
-_SAME_DTYPE_UNARY = ("abs", "neg", "negative", "relu", "clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil",
-                     "round", "trunc", "sign", "square", "fill_", "zero_", "flip", "roll", "tril", "triu",
-                     "masked_fill", "nan_to_num", "cumsum_", "sort_values")
-_FLOAT_UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
-                "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "erfc", "reciprocal", "softplus",
-                "lgamma", "digamma")
-_BOOL_UNARY = ("isnan", "isinf", "isfinite", "logical_not", "signbit")
-
-
-_BOOL_UNARY_OK = frozenset({"flip", "roll", "tril", "triu", "masked_fill", "fill_", "zero_", "clone"})
-
-
-def _same_dtype_unary(inf, receiver, call: Call):
-    name = call.node.func.attr if isinstance(call.node.func, ast.Attribute) else ""
-    if receiver.dtype == DType.bool and name not in _BOOL_UNARY_OK:
-        return derived(inf, receiver, dtype=DType.int64, why=None) if name == "square" else None
-    if receiver.dtype is not None and dtypes.is_complex(receiver.dtype) and name in ("abs", "relu", "clamp", "floor",
-                                                                                   "ceil", "round", "trunc"):
-        if name != "abs":
-            return None  # no order or rounding for complex numbers
-        real = {DType.complex64: DType.float32, DType.complex128: DType.float64}.get(receiver.dtype)
-        return derived(inf, receiver, dtype=real, why=None)
-    return derived(inf, receiver)
-
-
-def _float_unary(inf, receiver, call: Call):
-    if receiver.dtype is None:
-        return derived(inf, receiver, dtype=None)
-    if dtypes.is_floating(receiver.dtype) or dtypes.is_complex(receiver.dtype):
-        return derived(inf, receiver)
-    if inf.default_float is None:
-        return derived(inf, receiver, dtype=None)
-    return derived(inf, receiver, dtype=inf.default_float,
-                   why=f".{call.node.func.attr}() of {receiver.dtype.short} gives the default float dtype")
-
-
-def _bool_unary(inf, receiver, call: Call):
-    return derived(inf, receiver, dtype=DType.bool, why=None)
-
-
-for _name in _SAME_DTYPE_UNARY:
-    TENSOR_METHODS[_name] = _same_dtype_unary
-for _name in _FLOAT_UNARY:
-    TENSOR_METHODS[_name] = _float_unary
-for _name in _BOOL_UNARY:
-    TENSOR_METHODS[_name] = _bool_unary
-
-
+# -- in place -----------------------------------------------------------------------------------------------------
 def _inplace(inf, receiver, call: Call):
-    """``t.add_(x)`` writes into ``t``: dtype, shape and device stay (or PyTorch raises)."""
+    """``t.fill_(x)``, ``t.normal_()``: written into ``t``: dtype, shape and device stay (or PyTorch raises).
+    The in-place twins of the table's ops (``t.add_(x)``) are read the same way by the dispatch."""
     return inplace_result(inf, receiver, call.args)
 
 
-for _name in (*_BINARY, *_SAME_DTYPE_UNARY, *_FLOAT_UNARY, "copy", "normal", "uniform", "fill", "zero",
-              "masked_fill", "clamp", "index_fill", "scatter", "index_add", "addmm", "addcmul", "addcdiv", "lerp",
-              "bernoulli", "random", "exponential", "div", "mul", "add", "sub", "pow"):
-    TENSOR_METHODS.setdefault(_name.rstrip("_") + "_", _inplace)
+for _name in ("copy", "normal", "uniform", "fill", "zero", "index_fill", "scatter", "index_add", "addmm", "addcmul",
+              "addcdiv", "bernoulli", "random", "exponential", "masked_scatter", "index_copy", "put"):
+    TENSOR_METHODS[_name + "_"] = _inplace
 
 
-@_register(TORCH_FUNCTIONS, "torch.where")
-def _where(inf, call: Call):
-    condition, a, b = call.get(0, "condition"), call.get(1, "input"), call.get(2, "other")
-    if a is None or b is None or not isinstance(condition, TensorValue):
-        return None
-    values = [v for v in (a, b)]
-    result = elementwise(inf, values, "add")
-    if result is None:
-        return None
-    shape = None
-    if condition.shape is not None and result.shape is not None:
-        shape = shaped(shapes.broadcast, condition.shape, result.shape)
-        if shape is None:
-            return None  # unknown, or PyTorch raises (a rule reports it)
-    return result.with_(shape=shape, strides=output_strides(shape, condition, a, b))
-
-
-# -- reductions ---------------------------------------------------------------------------------------------------
 def _dim_argument(call: Call, position=0):
     """The dim= argument: None (all), an int, a tuple of ints; "?" when given but unknown."""
     if not call.given(position, "dim"):
@@ -580,107 +479,6 @@ def _dim_argument(call: Call, position=0):
             return tuple(dims)
     return "?"
 
-
-def _keepdim(call: Call, position=1) -> Optional[bool]:
-    if not call.given(position, "keepdim"):
-        return False
-    value = call.get(position, "keepdim")
-    return value.value if isinstance(value, ScalarValue) and value.kind == "bool" else None
-
-
-_NEEDS_ELEMENTS = frozenset({"argmax", "argmin", "amax", "amin", "max", "min", "median", "mode"})
-
-
-def _reduces_empty(shape, dim) -> bool:
-    dims = range(len(shape)) if dim is None else ([dim] if isinstance(dim, int) else dim)
-    try:
-        return any(shape[d] == 0 for d in dims)
-    except (IndexError, TypeError):
-        return False
-
-
-def _reduction(result_dtype="keep", returns_indices=False):
-    def reduce(inf, receiver, call: Call):
-        method = _callee(call)
-        if method in ("max", "min") and call.given(0, "other"):
-            # `x.max(y)`, `torch.max(x, y)` with a tensor: the element-wise maximum, not a reduction.
-            other = call.get(0, "other")
-            if isinstance(other, TensorValue):
-                return elementwise(inf, [receiver, other], method)
-            if not isinstance(other, ScalarValue):
-                return None  # a dim or a tensor: which one is unknown
-        if receiver.dtype is not None and (
-                (method in _NEEDS_ELEMENTS and dtypes.is_complex(receiver.dtype))
-                or (method in ("argmax", "argmin") and receiver.dtype == DType.bool)):
-            return None  # complex numbers have no order; argmax has no bool kernel
-        dim = _dim_argument(call)
-        keepdim = _keepdim(call)
-        if dim == "?" or keepdim is None or receiver.shape is None:
-            shape = None
-        elif _reduces_empty(receiver.shape, dim) and method in _NEEDS_ELEMENTS:
-            return None  # argmax/amax/max of nothing raise
-        else:
-            shape = shaped(shapes.reduce, receiver.shape, dim, keepdim)
-            if shape is None:
-                return None  # unknown, or PyTorch raises (a rule reports it)
-        dtype = receiver.dtype
-        why = receiver.why
-        if result_dtype == "int64":
-            dtype, why = DType.int64, "indices are int64"
-        elif result_dtype == "bool":
-            dtype, why = (DType.uint8 if dtype == DType.uint8 else DType.bool), None  # uint8 stays uint8
-        elif result_dtype == "sum" and dtype is not None and dtypes.is_integral(dtype, include_bool=True):
-            dtype, why = DType.int64, "sum/prod of integers accumulates in int64"
-        elif result_dtype == "float" and dtype is not None and not (dtypes.is_floating(dtype)
-                                                                    or dtypes.is_complex(dtype)):
-            return None  # mean/std of integers raise
-        value = derived(inf, receiver, dtype=dtype, shape=shape, why=why)
-        if returns_indices and dim is not None:
-            indices = derived(inf, receiver, dtype=DType.int64, shape=shape, why="indices are int64").with_(
-                requires_grad=False, is_leaf=True)
-            return SeqValue("tuple", (value, indices))
-        return value
-    return reduce
-
-
-for _name in ("sum", "nansum", "prod"):
-    TENSOR_METHODS[_name] = _reduction("sum")
-for _name in ("mean", "nanmean", "std", "var", "logsumexp"):
-    TENSOR_METHODS[_name] = _reduction("float")
-for _name in ("amax", "amin"):
-    TENSOR_METHODS[_name] = _reduction()
-for _name in ("max", "min", "median", "mode"):
-    TENSOR_METHODS[_name] = _reduction(returns_indices=True)
-for _name in ("argmax", "argmin", "count_nonzero"):
-    TENSOR_METHODS[_name] = _reduction("int64")
-for _name in ("all", "any"):
-    TENSOR_METHODS[_name] = _reduction("bool")
-
-
-@_register(TENSOR_METHODS, "norm")
-def _norm(inf, receiver, call: Call):
-    if call.args or set(call.kwargs) - {"dim", "keepdim"}:
-        dim = call.kwargs.get("dim")
-        if call.args or dim is None:
-            return derived(inf, receiver, shape=None) if receiver.dtype is None or dtypes.is_floating(
-                receiver.dtype) else None
-    return _reduction("float")(inf, receiver, Call(call.node, [], {k: v for k, v in call.kwargs.items()
-                                                                    if k in ("dim", "keepdim")}, False, call.env))
-
-
-@_register(TENSOR_METHODS, "softmax", "log_softmax", "cumsum", "cumprod")
-def _along_dim(inf, receiver, call: Call):
-    dim = int_of(call.get(0, "dim"))
-    if not isinstance(dim, int) or receiver.shape is None:
-        return None
-    try:
-        shapes.wrap_dim(dim, len(receiver.shape))
-    except shapes.ShapeError:
-        return None
-    if call.node.func.attr in ("softmax", "log_softmax") and receiver.dtype is not None \
-            and not dtypes.is_floating(receiver.dtype):
-        return None
-    return derived(inf, receiver)
 
 
 # -- matmul family -------------------------------------------------------------------------------------------------

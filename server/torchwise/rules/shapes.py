@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from torchwise.analysis import dtypes, shapes
+from torchwise.analysis import dtypes, optable, shapes
 from torchwise.analysis.dims import fmt_shape
 from torchwise.analysis.ops import MATMUL_KINDS
 from torchwise.analysis.scopes import Scope
@@ -14,11 +14,9 @@ from torchwise.findings import Edit, Finding, Fix, Severity
 from torchwise.rules import edits
 from torchwise.rules.base import Context, Invalid, Rule, Valid
 
-ELEMENTWISE_METHODS = frozenset({
-    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "pow", "remainder", "fmod",
-    "maximum", "minimum", "atan2", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-    "add_", "sub_", "mul_", "div_",
-})
+# Methods that broadcast their operands (the op table's element-wise rows), and their in-place twins.
+ELEMENTWISE_METHODS = optable.element_wise_methods() | frozenset(
+    f"{name}_" for name in optable.element_wise_methods() & optable.with_inplace_twin())
 _ELEMENTWISE_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 
 
