@@ -40,7 +40,8 @@ def test_printing_reads_like_code():
     assert str(-B) == "-B" and str(B - 1) == "B - 1" and str(1 - B) == "-B + 1"
     assert str(C * C) == "C**2"
     assert str(2 * B * T + C - 3) == "2*B*T + C - 3"
-    assert str(Sym.var("config.n_embd") * 4) == "4*config.n_embd"
+    assert str(Sym.var("config.n_embd") * 4) == "4*n_embd"  # a size read from a config, as people name it
+    assert str(Sym.var("b@GPT.forward") + 1) == "b + 1"  # a caller's size, tagged apart from the callee's
     assert fmt_shape((Sym.var("batch_size"), 512)) == "(batch_size, 512)"
     assert fmt_shape((3,)) == "(3,)" and fmt_shape(()) == "()" and fmt_shape(None) == "?"
 

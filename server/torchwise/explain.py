@@ -12,7 +12,7 @@ from torchwise.analysis import layout, shapes
 from torchwise.analysis.dims import Sym, fmt_shape
 from torchwise.analysis.infer import Inference
 from torchwise.analysis.values import (
-    DeviceValue, DtypeValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, TensorValue,
+    DeviceValue, DtypeValue, InstanceValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, TensorValue,
 )
 from torchwise.findings import Position, Span
 from torchwise.rules.shapes import ELEMENTWISE_METHODS
@@ -78,9 +78,17 @@ def describe(value) -> Optional[str]:
         lines = [f"`nn.{value.kind}({config})`"]
         for name, param in value.params:
             lines.append(f"- {name}: {tensor_line(param)}")
-        for child in value.children:
-            lines.append(f"- `nn.{child.kind}`")
+        for name, child in zip(value.names or [None] * len(value.children or ()), value.children or ()):
+            label = f"nn.{child.kind}" if isinstance(child, ModuleValue) else \
+                child.class_name if isinstance(child, InstanceValue) else "?"
+            lines.append(f"- {name + ': ' if name else ''}`{label}`")
+        if value.children is None and value.element is not None:
+            label = f"nn.{value.element.kind}" if isinstance(value.element, ModuleValue) else \
+                getattr(value.element, "class_name", "?")
+            lines.append(f"- each: `{label}`")
         return "\n".join(lines)
+    if isinstance(value, InstanceValue):
+        return f"`{value.class_name}` (a module of this file)" if value.bindings is not None else None
     if isinstance(value, ScalarValue) and value.kind != "none":
         shown = f" = {value.value}" if value.value is not None and value.kind != "str" else ""
         return f"`{value.kind}{shown}`"

@@ -16,6 +16,7 @@ carry a ``#`` in their name so they can never collide with a variable of the ana
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from itertools import count
 from math import gcd
@@ -145,13 +146,24 @@ class Sym:
     def __repr__(self) -> str:
         return f"Sym({str(self)!r})"
 
+    def _raw(self) -> list:
+        """The polynomial in its internal names (a quotient symbol is named by them, so that it is stable)."""
+        out = []
+        for i, (mono, coeff) in enumerate(sorted(self._terms, key=_print_order)):
+            body = "*".join(name if mono.count(name) == 1 else f"{name}**{mono.count(name)}"
+                            for name in sorted(set(mono)))
+            text = body if abs(coeff) == 1 and body else (f"{abs(coeff)}*{body}" if body else str(abs(coeff)))
+            out.append((f"-{text}" if coeff < 0 else text) if i == 0 else (f" - {text}" if coeff < 0 else f" + {text}"))
+        return out
+
     def __str__(self) -> str:
         out = ""
         for i, (mono, coeff) in enumerate(sorted(self._terms, key=_print_order)):
             magnitude = abs(coeff)
             body = _mono_str(mono)
             text = body if magnitude == 1 and body else \
-                (f"{magnitude}*{body}" if body else str(magnitude))
+                (f"{magnitude}*{body if ' ' not in body or body.startswith('(') else f'({body})'}" if body
+                 else str(magnitude))
             if i == 0:
                 out = f"-{text}" if coeff < 0 else text
             else:
@@ -186,8 +198,25 @@ def _mono_str(mono: Monomial) -> str:
     parts = []
     for name in sorted(set(mono)):
         power = mono.count(name)
-        parts.append(name if power == 1 else f"{name}**{power}")
+        shown = display_name(name)
+        if " " in shown and (power > 1 or len(set(mono)) > 1):
+            shown = f"({shown})"  # a quotient symbol in a product: (C // n_head)*B
+        parts.append(shown if power == 1 else f"{shown}**{power}")
     return "*".join(parts)
+
+
+_CHAIN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
+_TAG = re.compile(r"@[^\s)*+/-]*")
+
+
+def display_name(name: str) -> str:
+    """A symbol as people read it: a size read from a config, ``config.n_embd``, shows as ``n_embd``; one that came
+    in from a caller, ``b@GPT.forward``, as ``b``."""
+    if "@" in name:
+        name = _TAG.sub("", name)
+    return _CHAIN.sub(lambda m: m.group(0).rsplit(".", 1)[1], name) if "." in name else name
 
 
 def _print_order(term: Tuple[Monomial, int]):
@@ -290,6 +319,52 @@ def exact_div(a: Dim, b: Dim) -> Optional[Dim]:
     return None
 
 
+def floordiv(a: Dim, b: Dim) -> Optional[Dim]:
+    """``a // b`` of sizes (None when ``b`` is 0): exact where ``b`` divides ``a`` as polynomials (then the floor
+    is that quotient for every value), else one symbol standing for the quotient, ``C // n_head``: the same
+    symbol every time it is computed from the same operands, unrelated to everything else."""
+    if type(b) is int:
+        if b == 0:
+            return None
+        if type(a) is int:
+            return a // b
+        if b == 1:
+            return a
+    quotient = exact_div(a, b)
+    if quotient is not None:
+        return quotient
+    atom = Sym.var(f"{_operand(a)} // {_operand(b)}")
+    _QUOTIENTS[next(iter(atom.symbols))] = (a, b)
+    return atom
+
+
+_QUOTIENTS: Dict[str, tuple] = {}  # a quotient symbol's name -> its operands (to substitute into them)
+
+
+def rename(dim: Dim, replace) -> Dim:
+    """``dim`` with each symbol ``name`` replaced by ``replace(name)`` (a dim; None keeps it); a quotient symbol
+    is rebuilt from its replaced operands, so ``C // n_head`` becomes ``768 // 12 == 64``."""
+    if type(dim) is not Sym:
+        return dim
+    mapping = {}
+    for name in dim.symbols:
+        parts = _QUOTIENTS.get(name)
+        if parts is not None:
+            new = floordiv(rename(parts[0], replace), rename(parts[1], replace))
+            if new is not None and not (type(new) is Sym and new == Sym.var(name)):
+                mapping[name] = new
+            continue
+        new = replace(name)
+        if new is not None:
+            mapping[name] = new
+    return dim.subs(mapping) if mapping else dim
+
+
+def _operand(dim: Dim) -> str:
+    text = str(dim) if type(dim) is int else "".join(dim._raw())
+    return f"({text})" if any(c in text for c in " +*-") else text
+
+
 def fmt_dim(dim: Dim) -> str:
     return str(dim)
 
@@ -308,6 +383,7 @@ def fmt_list(shape: Sequence[Dim]) -> str:
 
 
 __all__ = [
-    "Dim", "Shape", "Sym", "dim_eq", "dim_lt", "exact_div", "fmt_dim", "fmt_list", "fmt_shape",
+    "Dim", "Shape", "Sym", "dim_eq", "dim_lt", "display_name", "exact_div", "floordiv", "fmt_dim", "fmt_list",
+    "fmt_shape", "rename",
     "is_known_int", "product",
 ]

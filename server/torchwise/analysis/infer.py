@@ -24,12 +24,13 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
-from torchwise.analysis import ops
+from torchwise.analysis import dims, ops
 from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.scopes import ModuleIndex, Scope, ScopeKind
 from torchwise.analysis.values import (
-    InstanceValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, TensorValue, join,
+    InstanceValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue, TensorValue, join,
+    map_dims,
 )
 
 _LIST_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -39,6 +40,12 @@ _PURE_BUILTINS = frozenset({"len", "range", "print", "int", "float", "bool", "st
 _DEFAULT_SETTERS = frozenset({"set_default_dtype", "set_default_tensor_type", "set_default_device"})
 _LOOP_PASSES = 3  # a loop body is re-run until its facts are stable, at most this often
 _MAX_CALL_SITES = 64
+_MAX_CALL_DEPTH = 12  # calls analysed inside calls
+_MAX_SPECIALIZATIONS = 400  # calls analysed with their arguments' facts, per analysis of a module
+_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+# Decorators that leave a function what it is, for a call's purposes.
+_PLAIN_DECORATORS = frozenset({"staticmethod", "torch.no_grad", "torch.inference_mode", "torch.enable_grad",
+                               "torch.jit.ignore", "torch.jit.unused", "torch.compiler.disable", "torch.jit.export"})
 
 
 @dataclass
@@ -49,6 +56,22 @@ class FunctionInfo:
     opaque: bool = False  # used other than by a direct call: its parameters are unknowable
     summary: object = None  # the value it returns, when every return agrees
     analysed: bool = False
+
+
+@dataclass
+class MethodInfo:
+    """A method of a class of this file other than ``__init__``: a unit of its own."""
+
+    node: ast.FunctionDef
+    scope: Scope
+    owner: "ClassInfo"
+    call_sites: list = field(default_factory=list)  # [(positional values, keyword values)], in its own terms
+    analysed: bool = False
+    opaque: bool = False  # called with *args: its parameters are unknowable
+
+    @property
+    def key(self) -> str:
+        return f"{self.owner.node.name}.{self.node.name}"
 
 
 @dataclass
@@ -69,6 +92,22 @@ class ClassInfo:
     scope: Scope
     is_module: bool  # an nn.Module subclass
     attrs: dict = field(default_factory=dict)  # self.<name> facts set once, in __init__
+    methods: dict = field(default_factory=dict)  # name -> its def
+    method_infos: dict = field(default_factory=dict)  # name -> MethodInfo, for every method but __init__
+    dataclass_fields: Optional[tuple] = None  # a @dataclass: ((field, default expression or None), ...)
+
+    @property
+    def init(self):
+        return self.methods.get("__init__")
+
+    @property
+    def init_params(self) -> frozenset:
+        """The names of ``__init__``'s parameters (its symbols are the instance's arguments)."""
+        init = self.init
+        if init is None:
+            return frozenset()
+        args = init.args
+        return frozenset(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)[1:])
 
 
 class Env:
@@ -111,6 +150,13 @@ class Inference:
         self._default_changed_in_function = False
         self._returns: Optional[list] = None
         self._in_function = False
+        self._units_pending = True  # the module's first pass: no function has been analysed yet
+        self._in_main_guard = False  # running the body of `if __name__ == "__main__":`
+        self._loop_depth = 0  # loops around the statement being run (a name bound in a loop changes per pass)
+        self._specializing = 0  # > 0 while a call is analysed with its arguments' facts (nothing is recorded)
+        self._specialized: dict = {}  # (callee node, self, arguments) -> the call's value
+        self._active: list = []  # the callee nodes being specialized (a recursive call gets nothing)
+        self._specializations = 0  # how many were analysed: bounded per analysis
         self._bindings = _bindings_signature(index.module_scope)
         # Units of the previous analysis; none when module-level names mean something else now.
         self._previous_units = previous._units if previous is not None and previous._bindings == self._bindings \
@@ -119,7 +165,10 @@ class Inference:
         self._reads: Optional[list] = None  # while a unit runs: what it reads from outside itself
         self._calls: Optional[list] = None
         self._unit_class: Optional[str] = None  # the class being analysed as a unit
-        self.reused: set = set()  # units whose previous analysis was reused: their facts are the same objects
+        self.reused: set = set()  # top-level defs whose units were all reused: their facts are the same objects
+        self._reused_units: set = set()
+        self._callers: dict = {}  # unit -> the units that may call it (from the call graph)
+        self._unit_tag: Optional[str] = None  # the unit being analysed, for the symbols of its call sites
 
     # -- driver ---------------------------------------------------------------------------
     def run(self) -> "Inference":
@@ -134,14 +183,22 @@ class Inference:
         # Each unit sets the defaults it starts from; what holds after the module's code must not depend on
         # which unit ran last (nor on whether it was reused).
         module_defaults = (self.default_float, self.default_float_why, self.default_device, self.grad_enabled)
-        for info in self.classes.values():
+        for info in self.classes.values():  # what each __init__ sets: every method reads it
             self._unit(info, float_default, None)
-        for info in self.functions.values():
+        # Then every method and function, callers before callees: a callee's parameters take the facts of its
+        # call sites, once all of them have been seen.
+        for info in self._callers_first():
             self._unit(info, float_default, self._call_sites_for(info))
+        for info in self.classes.values():
+            if info.node in self._reused_units and all(m.node in self._reused_units
+                                                      for m in info.method_infos.values()):
+                self.reused.add(info.node)
+        self.reused |= {f.node for f in self.functions.values() if f.node in self._reused_units}
         self._previous_units = {}  # what was not reused is garbage now
         self.default_float, self.default_float_why, self.default_device, self.grad_enabled = module_defaults
         self._in_function = False
-        if any(f.summary is not None for f in self.functions.values()):
+        self._units_pending = False
+        if self.functions or self.classes:
             # Module code that calls this file's functions gets their summaries on a second pass.
             self._reset_defaults()
             self.module_env = Env(self.index.module_scope)
@@ -198,8 +255,15 @@ class Inference:
                 if len(module_scope.bindings.get(stmt.name, ())) == 1:
                     self.functions[stmt.name] = FunctionInfo(stmt, self.index.scope_of_node[stmt])
             elif isinstance(stmt, ast.ClassDef) and len(module_scope.bindings.get(stmt.name, ())) == 1:
-                is_module = any(module_scope.qualname(base) in ops.MODULE_BASES for base in stmt.bases)
-                self.classes[stmt.name] = ClassInfo(stmt, self.index.scope_of_node[stmt], is_module)
+                info = ClassInfo(stmt, self.index.scope_of_node[stmt], False)
+                info.methods = {m.name: m for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+                info.method_infos = {name: MethodInfo(m, self.index.scope_of_node[m], info)
+                                     for name, m in info.methods.items() if name != "__init__"}
+                info.dataclass_fields = _dataclass_fields(stmt, module_scope)
+                self.classes[stmt.name] = info
+        # An nn.Module subclass, directly or through this file's own base classes (`class Block(MyModule)`).
+        for info in self.classes.values():
+            info.is_module = self._subclasses_module(info.node, module_scope, set())
         # A function used as a value (callback, decorator argument, stored) may be called with anything.
         for name, info in self.functions.items():
             if self.index.name_loads.get(name):
@@ -216,6 +280,16 @@ class Inference:
             self._stores_within.setdefault(_top_level(scope), []).append((node, counts))
         self._setattr_within = {_top_level(scope) for _, scope in self.index.calls_by_name.get("setattr", ())}
 
+    def _subclasses_module(self, node: ast.ClassDef, module_scope: Scope, seen: set) -> bool:
+        for base in node.bases:
+            if module_scope.qualname(base) in ops.MODULE_BASES:
+                return True
+            if isinstance(base, ast.Name) and base.id in self.classes and base.id not in seen:
+                seen.add(base.id)
+                if self._subclasses_module(self.classes[base.id].node, module_scope, seen):
+                    return True
+        return False
+
     # -- units --------------------------------------------------------------------------
     def _unit(self, info, float_default, sites) -> None:
         """Analyse a top-level class or function, or reuse its previous analysis when that still holds."""
@@ -223,9 +297,9 @@ class Inference:
         record = self._previous_units.get(info.node)
         if record is not None and _same(record.inputs, inputs) and all(
                 _same(self._external(kind, key), answer) for kind, key, answer in record.reads):
-            self.reused.add(info.node)
+            self._reused_units.add(info.node)
             for name, starred, args, kwargs in record.calls:  # (analysing it made these calls itself)
-                self._note_call(self.functions[name], starred, args, kwargs)
+                self._replay_call(name, starred, args, kwargs)
         else:
             record = self._record_unit(info, float_default, sites, inputs)
         self._units[info.node] = record
@@ -233,24 +307,80 @@ class Inference:
         self.grad_not_on |= record.grad_not_on
         if isinstance(info, ClassInfo):
             info.attrs = record.result
+        elif isinstance(info, MethodInfo):
+            info.analysed = True
         else:
             info.summary, info.analysed = record.result, True
+
+    def _replay_call(self, name: str, starred: bool, args: list, kwargs: dict) -> None:
+        if "." in name:
+            owner, _, method = name.partition(".")
+            self._note_method_call(self.classes[owner].method_infos[method], starred, args, kwargs)
+        else:
+            self._note_call(self.functions[name], starred, args, kwargs)
+
+    def _callers_first(self) -> list:
+        """Every method and function, each after the units that call it (file order otherwise; a cycle is cut
+        where it starts in the file)."""
+        units = [m for c in self.classes.values() for m in c.method_infos.values()] + list(self.functions.values())
+        position = {id(u): i for i, u in enumerate(units)}
+        callees = {id(u): self._callees_of(u) for u in units}
+        self._callers = {id(u): [c for c in units if id(u) in {id(x) for x in callees[id(c)]}] for u in units}
+        waiting = {id(u): {id(c) for c in self._callers[id(u)]} - {id(u)} for u in units}
+        done: set = set()
+        order = []
+        while len(order) < len(units):
+            ready = [u for u in units if id(u) not in done and not (waiting[id(u)] - done)]
+            if not ready:  # a cycle: take the first remaining unit in the file
+                ready = [next(u for u in units if id(u) not in done)]
+            chosen = min(ready, key=lambda u: position[id(u)])
+            done.add(id(chosen))
+            order.append(chosen)
+        return order
+
+    def _callees_of(self, unit) -> list:
+        """The units a method or function may call: this file's functions and classes it names, its own class's
+        methods through ``self``, and the forward (and other methods) of every module its instance holds."""
+        found = []
+        classes = set()
+        for node in _own_nodes(unit.node):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if node.func.id in self.functions:
+                    found.append(self.functions[node.func.id])
+                elif node.func.id in self.classes:
+                    classes.add(node.func.id)
+            elif isinstance(node, ast.Name) and node.id in self.classes:
+                classes.add(node.id)
+            elif isinstance(unit, MethodInfo) and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id == "self" and node.attr in unit.owner.method_infos:
+                found.append(unit.owner.method_infos[node.attr])
+        if isinstance(unit, MethodInfo):
+            classes |= _classes_in(unit.owner.attrs.values())
+        for name in classes:
+            found.extend(self.classes[name].method_infos.values())
+        return found
 
     def _record_unit(self, info, float_default, sites, inputs) -> _UnitRecord:
         values, grad_not_on = self.values, self.grad_not_on
         self.values, self.grad_not_on, self._reads, self._calls = {}, set(), [], []
-        self._unit_class = info.node.name if isinstance(info, ClassInfo) else None
+        self._unit_class = info.node.name if isinstance(info, ClassInfo) else \
+            info.owner.node.name if isinstance(info, MethodInfo) else None
+        self._unit_tag = info.key if isinstance(info, MethodInfo) else info.node.name
         try:
             if isinstance(info, ClassInfo):
                 self._analyse_class(info, float_default)
                 result = info.attrs
+            elif isinstance(info, MethodInfo):
+                env = self._function_env(info.node, info.scope, info.owner.node.name, float_default, sites)
+                self._exec_function_body(info.node, env)
+                result = None
             else:
                 self._analyse_function(info, float_default, sites)
                 result = info.summary
             return _UnitRecord(inputs, self._reads, self.values, self.grad_not_on, self._calls, result)
         finally:
             self.values, self.grad_not_on = values, grad_not_on
-            self._reads = self._calls = self._unit_class = None
+            self._reads = self._calls = self._unit_class = self._unit_tag = None
 
     def _external(self, kind: str, key: str):
         """What a unit learns from outside itself; recorded while a unit runs."""
@@ -259,9 +389,17 @@ class Inference:
         if kind == "function":
             info = self.functions.get(key)
             return None if info is None else (info.analysed, info.summary if info.analysed else None)
-        if kind == "class":  # an nn.Module subclass or not
+        if kind == "class":  # an nn.Module subclass (True), a @dataclass, or neither (False)
             info = self.classes.get(key)
-            return None if info is None else info.is_module
+            return None if info is None else (True if info.is_module else
+                                              "dataclass" if info.dataclass_fields is not None else False)
+        if kind == "code":  # the def of a function ("f") or a method ("Class.method"): the very same node or not
+            owner, _, method = key.partition(".")
+            if method:
+                info = self.classes.get(owner)
+                return info.methods.get(method) if info is not None else None
+            info = self.functions.get(key)
+            return info.node if info is not None else None
         if kind == "attributes":  # what `__init__` sets on its instances
             info = self.classes.get(key)
             return None if info is None else info.attrs
@@ -274,18 +412,31 @@ class Inference:
         return answer
 
     def _note_call(self, info: FunctionInfo, starred: bool, args: list, kwargs: dict) -> None:
-        """A direct call of one of this file's functions: its arguments may become its parameters' facts."""
-        if starred:
+        """A direct call of one of this file's functions: its arguments may become its parameters' facts. A call
+        under ``if __name__ == "__main__":`` is a demo: the module's importers call it with anything."""
+        if starred or self._in_main_guard:
             info.opaque = True
         elif len(info.call_sites) <= _MAX_CALL_SITES:
             info.call_sites.append((args, kwargs))
         if self._calls is not None:
             self._calls.append((info.node.name, starred, args, kwargs))
 
-    def _call_sites_for(self, info: FunctionInfo):
+    def _note_method_call(self, info: MethodInfo, starred: bool, args: list, kwargs: dict) -> None:
+        if starred or self._in_main_guard:
+            info.opaque = True
+        elif len(info.call_sites) <= _MAX_CALL_SITES:
+            info.call_sites.append((args, kwargs))
+        if self._calls is not None:
+            self._calls.append((info.key, starred, args, kwargs))
+
+    def _call_sites_for(self, info):
         """The call sites a function's parameters are read from; None when some are unseen or unknowable."""
         if info.opaque or not info.call_sites or len(info.call_sites) > _MAX_CALL_SITES:
             return None
+        if isinstance(info, MethodInfo):
+            # Its callers are the units that may call it; all analysed before it unless they call each other.
+            callers = self._callers.get(id(info), ())
+            return list(info.call_sites) if all(c.analysed or c is info for c in callers) else None
         # A copy: the module's second pass adds its calls again later, and the record must not change.
         return None if self._has_unseen_call_sites(info) else list(info.call_sites)
 
@@ -295,18 +446,16 @@ class Inference:
         elsewhere = {attr for node, counts in self._stores_within.get(info.node, ()) if node is not init
                      for attr in counts}
         uses_setattr = info.node in self._setattr_within
+        info.attrs = {}
         if init is not None:
             env = self._function_env(init, self.index.scope_of_node[init], info.node.name, float_default, None)
             self._exec_block(init.body, env)
-            counts = self._self_stores.get(init, (None, {}))[1]
+            counts = dict(self._self_stores.get(init, (None, {}))[1])
+            for name in _registered(init):  # self.register_buffer("mask", m): set, as by `self.mask = m`
+                counts[name] = counts.get(name, 0) + 1
             if not uses_setattr:
                 info.attrs = {name: value for name, value in (env.vars.get("<self>") or {}).items()
                               if counts.get(name) == 1 and name not in elsewhere}
-        for method in methods:
-            if method is init:
-                continue
-            env = self._function_env(method, self.index.scope_of_node[method], info.node.name, float_default, None)
-            self._exec_function_body(method, env)
 
     def _analyse_function(self, info: FunctionInfo, float_default, sites) -> None:
         env = self._function_env(info.node, info.scope, None, float_default, sites)
@@ -335,8 +484,12 @@ class Inference:
             return True  # module level: seen in the first pass
         top = chain[-1]
         if isinstance(top.node, ast.ClassDef):
-            # a method of a top-level class (analysed before the functions), not a nested def
-            return len(chain) == 2 and top.node.name in self.classes
+            # a method of a top-level class, analysed already (its __init__ always is), not a nested def
+            info = self.classes.get(top.node.name)
+            if len(chain) != 2 or info is None or info.node is not top.node:
+                return False
+            method = info.method_infos.get(getattr(chain[0].node, "name", None))
+            return method is None or method.analysed
         info = self.functions.get(getattr(top.node, "name", None))
         return len(chain) == 1 and info is not None and info.node is top.node and info.analysed
 
@@ -352,7 +505,7 @@ class Inference:
             result = join(result, value)
         return result
 
-    def _function_env(self, node, scope: Scope, class_name, float_default, sites) -> Env:
+    def _function_env(self, node, scope: Scope, class_name, float_default, sites, self_value=None) -> Env:
         self.default_float = float_default
         self.default_float_why = "the default dtype float32" if float_default else None
         self.default_device = None if self._device_changed else "cpu"
@@ -367,7 +520,7 @@ class Inference:
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         for i, (arg, default) in enumerate(zip(positional, defaults)):
             if i == 0 and class_name is not None and not _is_static(node):
-                env.vars[arg.arg] = InstanceValue(class_name)
+                env.vars[arg.arg] = self_value if self_value is not None else InstanceValue(class_name)
                 continue
             env.vars[arg.arg] = self._parameter_value(arg, default, env, sites, i - (class_name is not None), arg.arg)
         for arg, default in zip(args.kwonlyargs, args.kw_defaults):
@@ -375,30 +528,74 @@ class Inference:
         for star in (args.vararg, args.kwarg):
             if star is not None:
                 env.vars[star.arg] = None
+        if not self._specializing:
+            self._parameters_by_use(node, env)
         return env
 
+    def _parameters_by_use(self, node, env: Env) -> None:
+        """A parameter unpacked into names (``b, t = idx.size()``) has that shape from the first line on, as long
+        as nothing rebinds it before: ``device = idx.device`` above the unpacking is a tensor's device too."""
+        rebound: set = set()
+        renames: dict = {}
+        for stmt in node.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                    and isinstance(stmt.targets[0], (ast.Tuple, ast.List)):
+                owner = _unpacked_shape_owner(stmt.value)
+                if owner is not None and owner not in rebound and isinstance(env.vars.get(owner), SymbolicValue):
+                    self._shape_by_use(stmt.targets[0], stmt.value, env)
+                elif owner is not None and owner not in rebound and isinstance(env.vars.get(owner), TensorValue):
+                    self._names_by_use(stmt.targets[0], env.vars[owner], env, renames)
+            rebound |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        if renames:  # the callers' sizes, named as this function names them, in every parameter alike
+            for name, value in list(env.vars.items()):
+                if name != "<self>" and not isinstance(value, InstanceValue):
+                    env.vars[name] = map_dims(value, lambda d: dims.rename(d, renames.get))
+
+    def _names_by_use(self, target, value: TensorValue, env: Env, renames: dict) -> None:
+        """``B, T, C = x.size()`` where the callers passed ``(b, t, n_embd)``: inside, the sizes are B, T and C (a
+        size the callers fixed, such as 768, stays that number)."""
+        if value.shape is None or len(value.shape) != len(target.elts) or \
+                any(isinstance(e, ast.Starred) for e in target.elts):
+            return
+        for dim, elt in zip(value.shape, target.elts):
+            if isinstance(dim, Sym) and len(dim.symbols) == 1 and dim == Sym.var(next(iter(dim.symbols))) \
+                    and isinstance(elt, ast.Name) and elt.id != "_" and self._stable(elt.id, env):
+                renames.setdefault(next(iter(dim.symbols)), Sym.var(elt.id))
+
     def _parameter_value(self, arg: ast.arg, default, env: Env, sites, position, name):
+        value = self._parameter_facts(arg, default, env, sites, position, name)
+        if value is None and not self._specializing:
+            # Nothing passed in is known: the parameter is a value known by its name. Used as a size it is the
+            # symbol `name`; used as a tensor (`B, T, C = x.size()`) it gets its shape from that use.
+            return SymbolicValue(Sym.var(name))
+        return value
+
+    def _parameter_facts(self, arg: ast.arg, default, env: Env, sites, position, name):
+        """What the call sites pass (when every one is known and they agree), else what the annotation says: an
+        annotation (``x: torch.Tensor``) never hides what the callers pass."""
+        passed = self._passed(default, sites, position, name) if sites else None
+        if passed is not None:
+            return passed
         if arg.annotation is not None:
             # Annotations are evaluated where the function is defined (as the index resolves them).
-            value = ops.from_annotation(self, arg.annotation, env.scope.parent or env.scope, name)
-            if value is not None:
-                return value
-        if sites:
-            seen = []
-            for positional, keywords in sites:
-                if name in keywords:
-                    seen.append(keywords[name])
-                elif position is not None and 0 <= position < len(positional):
-                    seen.append(positional[position])
-                elif default is not None:
-                    seen.append(self.eval(default, Env(self.index.module_scope)))
-                else:
-                    return None
-            result = seen[0]
-            for value in seen[1:]:
-                result = join(result, value)
-            return result
+            return ops.from_annotation(self, arg.annotation, env.scope.parent or env.scope, name)
         return None
+
+    def _passed(self, default, sites, position, name):
+        seen = []
+        for positional, keywords in sites:
+            if name in keywords:
+                seen.append(keywords[name])
+            elif position is not None and 0 <= position < len(positional):
+                seen.append(positional[position])
+            elif default is not None:
+                seen.append(self.eval(default, Env(self.index.module_scope)))
+            else:
+                return None
+        result = seen[0]
+        for value in seen[1:]:
+            result = join(result, value)
+        return result
 
     # -- statements ----------------------------------------------------------------------
     def _exec_block(self, body: Iterable[ast.stmt], env: Env) -> None:
@@ -416,9 +613,38 @@ class Inference:
                 return
 
     def _assign(self, stmt: ast.Assign, env: Env) -> None:
+        if len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List)):
+            self._shape_by_use(stmt.targets[0], stmt.value, env)
         value = self.eval(stmt.value, env)
         for target in stmt.targets:
             self._bind(target, value, env)
+
+    def _shape_by_use(self, target, value: ast.expr, env: Env) -> None:
+        """``B, T, C = x.size()`` (or ``x.shape``) where nothing is known of ``x``: then ``x`` is a tensor of rank 3
+        whose dims are named ``B``, ``T``, ``C`` for the rest of the function (only a tensor has a ``size()``
+        to unpack; ``.shape`` unpacked into names is read the same way)."""
+        owner = _unpacked_shape_owner(value)
+        if owner is None or any(isinstance(e, ast.Starred) for e in target.elts):
+            return
+        current = self._lookup(owner, env)
+        if current is not None and not isinstance(current, SymbolicValue):
+            return
+        shape = tuple(self._size_symbol(e, env) for e in target.elts)
+        env.vars[owner] = TensorValue(shape=shape)
+
+    def _size_symbol(self, target: ast.expr, env: Env) -> Sym:
+        """The symbol for a size bound to ``target``: its own name where that name is bound once (so the symbol
+        stands for one value in the frame), else a fresh one."""
+        if isinstance(target, ast.Name) and target.id != "_" and self._stable(target.id, env):
+            return Sym.var(target.id)
+        return Sym.fresh(target.id if isinstance(target, ast.Name) else "n")
+
+    def _stable(self, name: str, env: Env) -> bool:
+        """``name`` holds one value for the whole frame: bound once, not in a loop or a comprehension, and the
+        analysis runs this function for itself (not for one call, where its names must not leak to the caller)."""
+        return not self._specializing and self._loop_depth == 0 \
+            and not isinstance(env.scope.node, _COMPREHENSION_NODES) \
+            and len(env.scope.bindings.get(name, ())) == 1
 
     def _ann_assign(self, stmt: ast.AnnAssign, env: Env) -> None:
         if stmt.value is None:
@@ -450,8 +676,12 @@ class Inference:
 
     def _bind(self, target: ast.expr, value, env: Env) -> None:
         if isinstance(target, ast.Name):
+            if (value is None or isinstance(value, ScalarValue) and value.kind == "int" and value.value is None) \
+                    and self._stable(target.id, env):
+                # Unknown, but one value for the frame: known by its name (a size of that name, if used as one).
+                value = SymbolicValue(Sym.var(target.id)) if value is None else ScalarValue("int", Sym.var(target.id))
             env.vars[target.id] = value
-            if value is not None:
+            if value is not None and not isinstance(value, SymbolicValue):  # a name is no fact about the value
                 self.values[target] = value
             else:
                 self.values.pop(target, None)
@@ -486,6 +716,12 @@ class Inference:
             self._returns.append(value)
 
     def _if(self, stmt: ast.If, env: Env) -> None:
+        if env.scope is self.index.module_scope and _is_main_guard(stmt.test) and not self._in_main_guard:
+            self._in_main_guard = True
+            try:
+                return self._if(stmt, env)
+            finally:
+                self._in_main_guard = False
         self.eval(stmt.test, env)
         if isinstance(stmt.test, ast.Constant) and isinstance(stmt.test.value, bool):
             # `if True:` / `if False:` take one branch only (the other is dead code).
@@ -505,11 +741,18 @@ class Inference:
 
     def _loop(self, stmt, env: Env) -> None:
         is_for = isinstance(stmt, (ast.For, ast.AsyncFor))
-        if is_for:
-            iterable = self.eval(stmt.iter, env)
-        else:
-            self.eval(stmt.test, env)
+        iterable = self.eval(stmt.iter, env) if is_for else self.eval(stmt.test, env)
         state = env.copy()
+        self._loop_depth += 1
+        try:
+            self._loop_passes(stmt, is_for, iterable, state)
+        finally:
+            self._loop_depth -= 1
+        self._exec_block(stmt.orelse, state)
+        # The loop may run zero times: what holds after it is the join with what held before.
+        env.vars = state.vars
+
+    def _loop_passes(self, stmt, is_for: bool, iterable, state: Env) -> None:
         for _ in range(_LOOP_PASSES):
             body = state.copy()
             if is_for:
@@ -520,7 +763,7 @@ class Inference:
             widened = state.joined(body)
             if widened.vars == state.vars:
                 break
-            state = widened
+            state.vars = widened.vars
         else:
             # Not stable: forget everything the loop assigns, then record values once more.
             for name in _names_assigned(stmt.body) | (_names_assigned([stmt]) if is_for else set()):
@@ -529,9 +772,6 @@ class Inference:
             if is_for:
                 self._bind(stmt.target, ops.iteration_item(self, stmt.iter, iterable, body), body)
             self._exec_block(stmt.body, body)
-        self._exec_block(stmt.orelse, state)
-        # The loop may run zero times: what holds after it is the join with what held before.
-        env.vars = state.vars
 
     def _with(self, stmt, env: Env) -> None:
         saved = self.grad_enabled
@@ -648,14 +888,156 @@ class Inference:
             return ops.qualified_constant(qualname)
         receiver = self.eval(node.value, env)
         if isinstance(receiver, InstanceValue):
-            attributes = env.vars.get("<self>") or {}
-            if node.value.__class__ is ast.Name and node.attr in attributes:
-                return attributes[node.attr]
-            if receiver.class_name == self._unit_class:
-                return self.classes[receiver.class_name].attrs.get(node.attr)  # set by this very unit
-            attributes = self._read("attributes", receiver.class_name)
-            return attributes.get(node.attr) if attributes is not None else None
+            if receiver.bindings is None and receiver.class_name == env.self_class:
+                attributes = env.vars.get("<self>") or {}  # set by this very method so far
+                if node.attr in attributes:
+                    return attributes[node.attr]
+            return self.instance_attribute(receiver, node.attr)
         return ops.attribute(self, node, receiver)
+
+    # -- instances of this file's classes ----------------------------------------------------------------
+    def instance_attribute(self, instance: InstanceValue, name: str):
+        """``instance.name``: what the class's ``__init__`` set, read through the instance's arguments."""
+        info = self.classes.get(instance.class_name)
+        if info is None:
+            return None
+        if info.dataclass_fields is not None:  # a @dataclass: its fields are its arguments
+            bound = dict(instance.bindings or ())
+            return bound.get(name) if instance.bindings is not None else None
+        if instance.class_name == self._unit_class:
+            attributes = info.attrs  # set by this very unit
+        else:
+            attributes = self._read("attributes", instance.class_name)
+        value = attributes.get(name) if attributes is not None else None
+        if value is None or instance.bindings is None:
+            return value
+        return self._through(value, instance)
+
+    def _through(self, value, instance: InstanceValue):
+        """A class-level fact about ``instance`` in the caller's terms: the ``__init__`` parameters' symbols (and
+        ``config.n_embd`` read from a parameter) replaced by the instance's arguments; sizes nobody can know get
+        symbols of their own, one per instance."""
+        info = self.classes[instance.class_name]
+        bound = dict(instance.bindings)
+
+        def replace(name: str):
+            base, _, rest = name.partition(".")
+            if "#" in name or base not in info.init_params:
+                return self._fresh_for(instance, name) if "#" in name else None
+            arg = bound.get(base)
+            for attr in rest.split(".") if rest else ():
+                arg = self._attribute_of(arg, attr)
+            dim = ops.int_of(arg)
+            return dim if dim is not None else self._fresh_for(instance, name)
+
+        return map_dims(value, lambda d: dims.rename(d, replace))
+
+    def _attribute_of(self, value, name: str):
+        if isinstance(value, InstanceValue):
+            return self.instance_attribute(value, name)
+        if isinstance(value, SymbolicValue) and isinstance(value.dim, Sym) and len(value.dim.symbols) == 1:
+            return SymbolicValue(Sym.var(f"{next(iter(value.dim.symbols))}.{name}"))
+        return None
+
+    def _fresh_for(self, instance: InstanceValue, name: str) -> Sym:
+        return _stable_fresh(name, (id(instance.token), instance.bindings))
+
+    def _instance(self, name: str, call) -> InstanceValue:
+        """``Name(args)`` of a class of this file: an instance, with its arguments by ``__init__`` parameter."""
+        info = self.classes[name]
+        bindings = _bind_arguments(info.init, call, self) if info.init is not None else \
+            (() if not call.args and not call.kwargs else None)
+        if info.dataclass_fields is not None:
+            bindings = _bind_fields(info.dataclass_fields, call, self)
+        return InstanceValue(name, bindings if bindings is not None else (), call.node)
+
+    def call_instance(self, instance: InstanceValue, call, method: str = "forward"):
+        """``instance(x)`` (its ``forward``) or ``instance.method(x)``: the method analysed with these arguments."""
+        info = self.classes.get(instance.class_name)
+        node = info.methods.get(method) if info is not None else None
+        if node is None or not info.is_module and method == "forward":
+            return None
+        method_info = info.method_infos.get(method)
+        if method_info is not None and not self._specializing and (self._units_pending or self._in_function):
+            args, kwargs = self._into_frame(call, instance, info)
+            self._note_method_call(method_info, call.starred, args, kwargs)
+        self._read("code", f"{instance.class_name}.{method}")
+        return self._specialize(node, self.index.scope_of_node[node], instance.class_name, instance, call)
+
+    def _into_frame(self, call, instance: InstanceValue, info: ClassInfo):
+        """A call's arguments in the terms of the callee's own analysis: a size the instance was built with is the
+        callee's parameter of that name; the caller's other symbols get the caller's tag (shown the same), so that
+        they never meet a symbol of the callee's that has the same name."""
+        mapping = {}
+        for name, value in instance.bindings or ():
+            dim = ops.int_of(value)
+            if isinstance(dim, Sym) and len(dim.symbols) == 1 and dim == Sym.var(next(iter(dim.symbols))):
+                mapping.setdefault(next(iter(dim.symbols)), Sym.var(name))
+        tag = self._unit_tag or "<module>"
+
+        def replace(name: str):
+            base, dot, rest = name.partition(".")
+            if base in mapping:  # the instance's own size, or read from its config: `config.n_embd`
+                return mapping[base] if not dot else Sym.var(f"{next(iter(mapping[base].symbols))}.{rest}")
+            if "#" in name or "@" in name:
+                return None
+            return Sym.var(f"{name}@{tag}")
+
+        def into(value):
+            return map_dims(value, lambda d: dims.rename(d, replace))
+        return [into(a) for a in call.args], {k: into(v) for k, v in call.kwargs.items()}
+
+    def _specialize(self, node, scope: Scope, class_name, self_value, call):
+        """The value of one call: the callee's body run with the arguments' facts (the callee's own names stay
+        inside; nothing is recorded for hover), memoised, bounded, never recursive."""
+        if call.starred or node in self._active or len(self._active) >= _MAX_CALL_DEPTH \
+                or not _specializable(node, scope):
+            return None
+        try:
+            key = (node, self_value, tuple(call.args), tuple(sorted(call.kwargs.items())), self.grad_enabled,
+                   self.default_float)
+            hash(key)
+        except TypeError:
+            return None
+        if key in self._specialized:
+            return self._per_call(self._specialized[key], call)
+        if self._specializations >= _MAX_SPECIALIZATIONS:
+            return None
+        self._specializations += 1
+        saved = (self.values, self.grad_not_on, self.default_float, self.default_float_why, self.default_device,
+                 self.grad_enabled, self._loop_depth, self._unit_class)
+        grad = self.grad_enabled
+        self.values, self.grad_not_on, self._loop_depth = {}, set(), 0
+        self._specializing += 1
+        self._active.append(node)
+        try:
+            env = self._function_env(node, scope, class_name, self.default_float, [(list(call.args), dict(call.kwargs))],
+                                     self_value=self_value)
+            if grad is not True and self.grad_enabled is True:
+                self.grad_enabled = grad  # the caller's torch.no_grad() holds inside
+            result = self._exec_function_body(node, env)
+        finally:
+            self._active.pop()
+            self._specializing -= 1
+            (self.values, self.grad_not_on, self.default_float, self.default_float_why, self.default_device,
+             self.grad_enabled, self._loop_depth, self._unit_class) = saved
+        self._specialized[key] = result
+        return self._per_call(result, call)
+
+    def _per_call(self, result, call):
+        """A size the callee made up (``x[x > 0]``) differs between calls: each call site gets its own symbols."""
+        if result is None:
+            return None
+        given = set()
+        for value in (*call.args, *call.kwargs.values()):
+            map_dims(value, lambda d: given.update(d.symbols) or d if isinstance(d, Sym) else d)
+        made: dict = {}
+
+        def fresh(name: str):
+            if "#" not in name or name in given:
+                return None
+            return made.setdefault(name, _stable_fresh(name, id(call.node)))
+        return map_dims(result, lambda d: dims.rename(d, fresh))
 
     def _subscript(self, node: ast.Subscript, env: Env):
         receiver = self.eval(node.value, env)
@@ -709,7 +1091,17 @@ class Inference:
             return None
         element = self.eval(node.elt, inner)
         if isinstance(node, ast.ListComp):
-            return ops.list_of_unknown_length(element)
+            length = None
+            if len(node.generators) == 1 and not node.generators[0].ifs:
+                length = ops.iteration_length(self, node.generators[0].iter, self.values.get(node.generators[0].iter))
+            return SeqValue("list", element=element, length=length)
+        return None
+
+    def _dict(self, node: ast.Dict, env: Env):
+        values = [self.eval(v, env) for v in node.values]
+        keys = [self.eval(k, env) if k is not None else None for k in node.keys]
+        if all(isinstance(k, ScalarValue) and isinstance(k.value, str) for k in keys):
+            return MappingValue(tuple((k.value, v) for k, v in zip(keys, values)))
         return None
 
     def _lambda(self, node: ast.Lambda, env: Env):
@@ -729,6 +1121,11 @@ class Inference:
             return ops.call_qualified(self, qualname, call)
         if isinstance(func, ast.Attribute):
             receiver = self.eval(func.value, env)
+            if isinstance(receiver, InstanceValue):
+                return self._instance_call(receiver, func, call, env)
+            if isinstance(receiver, ModuleValue) and func.attr in _LIST_MUTATORS and receiver.kind in _CONTAINERS:
+                self._grow_container(func.value, receiver, func.attr, call, env)
+                return None
             result = ops.call_method(self, func.attr, receiver, call)
             if isinstance(func.value, ast.Name) and func.attr in ops.INPLACE_SHAPE_METHODS:
                 self._forget_shapes(env, func.value.id, result)
@@ -749,6 +1146,47 @@ class Inference:
         callee = self.eval(func, env)
         return ops.call_value(self, callee, call)
 
+    def _instance_call(self, instance: InstanceValue, func: ast.Attribute, call, env: Env):
+        """``self.fc1(x)``, ``self.attn(x)``, ``self.helper(x)``, ``self.register_buffer("mask", m)``."""
+        name = func.attr
+        if name in ("register_buffer", "register_parameter") and call.args and instance.bindings is None:
+            key = call.args[0]
+            if isinstance(key, ScalarValue) and isinstance(key.value, str) and len(call.args) >= 2:
+                value = call.args[1]
+                if name == "register_parameter" and isinstance(value, TensorValue):
+                    value = value.with_(requires_grad=True, is_leaf=True)
+                attributes = dict(env.vars.get("<self>") or {})
+                attributes[key.value] = value
+                env.vars["<self>"] = attributes
+            return None
+        attribute = self.instance_attribute(instance, name) if name not in self._method_names(instance) else None
+        if attribute is not None:
+            self.values[func] = attribute
+            return ops.call_value(self, attribute, call)
+        if name in ("to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"):
+            return instance  # a module converts itself in place and returns itself
+        return self.call_instance(instance, call, name)
+
+    def _method_names(self, instance: InstanceValue) -> dict:
+        info = self.classes.get(instance.class_name)
+        return info.methods if info is not None else {}
+
+    def _grow_container(self, target: ast.expr, container: ModuleValue, method: str, call, env: Env) -> None:
+        """``self.layers.append(Block(...))`` (in a loop): the container now also holds that sub-module."""
+        added = call.args[0] if method in ("append", "extend", "insert") and call.args else None
+        if method == "insert":
+            added = call.args[1] if len(call.args) > 1 else None
+        if method == "extend":
+            added = added.each if isinstance(added, (SeqValue, ModuleValue)) else None
+        if added is None or container.children is None:
+            grown = ModuleValue(container.kind, container.params, container.config, None, (),
+                                join(container.each, added) if container.children != () else added)
+        else:
+            grown = ModuleValue(container.kind, container.params, container.config, container.children + (added,))
+        if method not in ("append", "extend", "insert"):
+            grown = ModuleValue(container.kind, container.params, container.config, None)
+        self._bind(target, grown, env)
+
     def _forget_list_items(self, env: Env) -> None:
         """A list changed in place (``rows.append(t)``): any name may alias it, so forget every list's items."""
         for key, value in list(env.vars.items()):
@@ -765,13 +1203,17 @@ class Inference:
         if owner is None:
             return ops.call_builtin(self, name, call)
         if owner is self.index.module_scope:
-            known = self._read("function", name)
-            if known is not None:
-                self._note_call(self.functions[name], call.starred, list(call.args), dict(call.kwargs))
-                return known[1]
-            is_module = self._read("class", name)
-            if is_module is not None:
-                return InstanceValue(name) if is_module else None
+            if name in self.functions:
+                info = self.functions[name]
+                if not self._specializing:
+                    self._note_call(info, call.starred, list(call.args), dict(call.kwargs))
+                if not self._in_function and self._units_pending:
+                    return None  # the module's first pass: functions are analysed after it
+                self._read("code", name)
+                return self._specialize(info.node, info.scope, None, None, call)
+            kind = self._read("class", name)
+            if kind is not None:
+                return self._instance(name, call) if kind in (True, "dataclass") else None
         callee = self._lookup(name, env)
         if callee is not None:
             self.values[call.node.func] = callee
@@ -810,6 +1252,7 @@ _EXPRESSIONS: dict[type, Callable] = {
     ast.NamedExpr: Inference._named_expr, ast.ListComp: Inference._comprehension,
     ast.SetComp: Inference._comprehension, ast.GeneratorExp: Inference._comprehension,
     ast.DictComp: Inference._comprehension, ast.Lambda: Inference._lambda, ast.Call: Inference._call,
+    ast.Dict: Inference._dict,
 }
 
 
@@ -861,6 +1304,148 @@ def _top_level(scope: Scope):
     while scope.parent is not None and scope.parent.parent is not None:
         scope = scope.parent
     return scope.node
+
+
+def _stable_fresh(name: str, owner) -> Sym:
+    """A fresh symbol for ``name`` of ``owner`` (an instance, a call site): the same one every time it is asked
+    for, in this analysis and the next (whose reused units still hold it), and unrelated to every other."""
+    stem = dims.display_name(name.split("#")[0]) or "n"
+    return Sym.var(f"{stem}#{abs(hash((name, owner))) % 10 ** 12}")
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides) and \
+        any(isinstance(x, ast.Constant) and x.value == "__main__" for x in sides)
+
+
+def _registered(init) -> set:
+    """The names ``__init__`` registers: ``self.register_buffer("mask", m)``, ``self.register_parameter(...)``."""
+    names = set()
+    for node in _own_nodes(init):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("register_buffer", "register_parameter") \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "self" and node.args \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            names.add(node.args[0].value)
+    return names
+
+
+def _classes_in(values) -> set:
+    """The names of this file's classes whose instances ``values`` hold (in containers too)."""
+    found = set()
+    for value in values:
+        if isinstance(value, InstanceValue):
+            found.add(value.class_name)
+        elif isinstance(value, ModuleValue):
+            found |= _classes_in([*(value.children or ()), value.element])
+        elif isinstance(value, SeqValue):
+            found |= _classes_in([*(value.items or ()), value.element])
+    return found
+
+
+def _unpacked_shape_owner(value: ast.expr) -> Optional[str]:
+    """``x`` of ``x.size()`` / ``x.shape`` (what ``B, T, C = ...`` unpacks), when ``x`` is a plain name."""
+    if isinstance(value, ast.Call) and not value.args and not value.keywords \
+            and isinstance(value.func, ast.Attribute) and value.func.attr == "size":
+        value = value.func.value
+    elif isinstance(value, ast.Attribute) and value.attr == "shape":
+        value = value.value
+    else:
+        return None
+    return value.id if isinstance(value, ast.Name) else None
+
+
+def _bind_arguments(init, call, inf) -> Optional[tuple]:
+    """A class's ``__init__`` arguments by parameter name (defaults filled in), or None when they do not fit
+    (PyTorch's classes raise a TypeError then) or cannot be told (``*args``)."""
+    if call.starred:
+        return None
+    args = init.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)][1:]
+    defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    if len(call.args) > len(positional) and args.vararg is None:
+        return None
+    bound = dict(zip(positional, call.args))
+    names = set(positional) | {a.arg for a in args.kwonlyargs}
+    for name, value in call.kwargs.items():
+        if name in bound or (name not in names and args.kwarg is None):
+            return None
+        bound[name] = value
+    for name in names - bound.keys():
+        if name in defaults:
+            bound[name] = _constant_default(defaults[name])
+        else:
+            return None  # a required argument missing: the call raises
+    return tuple(sorted((n, v) for n, v in bound.items() if n in names))
+
+
+def _constant_default(node: ast.expr):
+    """A parameter's default as a value, when it is a literal (anything else may depend on the module's state)."""
+    if isinstance(node, ast.Constant):
+        return ops.constant(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) in (int, float):
+        return ops.constant(-node.operand.value)
+    return None
+
+
+def _dataclass_fields(node: ast.ClassDef, module_scope: Scope) -> Optional[tuple]:
+    """A ``@dataclass`` config class's fields and their defaults, in order (None: not a plain dataclass)."""
+    if not any(module_scope.qualname(d.func if isinstance(d, ast.Call) else d) == "dataclasses.dataclass"
+               for d in node.decorator_list):
+        return None
+    fields = []
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            fields.append((stmt.target.id, stmt.value))
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in ("__init__", "__post_init__"):
+            return None  # its own initialisation: the fields are not simply the arguments
+    return tuple(fields)
+
+
+def _bind_fields(fields: tuple, call, inf) -> Optional[tuple]:
+    """A dataclass's field values for this construction: the arguments, else the literal defaults."""
+    if call.starred or len(call.args) > len(fields):
+        return None
+    names = [name for name, _ in fields]
+    bound = dict(zip(names, call.args))
+    for name, value in call.kwargs.items():
+        if name in bound or name not in names:
+            return None
+        bound[name] = value
+    for name, default in fields:
+        if name not in bound:
+            bound[name] = _constant_default(default) if default is not None else None
+    return tuple(bound.items())
+
+
+def _specializable(node, scope: Scope) -> bool:
+    """A def whose call can be analysed by running its body: no generator, no decorator that may change it."""
+    if isinstance(node, ast.AsyncFunctionDef):
+        return False
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = target.id if isinstance(target, ast.Name) and scope.parent is not None \
+            and scope.parent.owner_of(target.id) is None else (scope.parent or scope).qualname(target)
+        if name not in _PLAIN_DECORATORS:
+            return False
+    return not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node))
+
+
+def _own_nodes(node):
+    """The nodes of a def's body, without those of nested defs, classes and lambdas."""
+    stack = list(node.body)
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(child)
 
 
 _NOT_A_GRAD_MODE = object()

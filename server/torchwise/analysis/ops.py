@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from torchwise.analysis import dtypes, layout, ops_families, ops_nn, ops_numpy, ops_tensor, optable, shapes
+from torchwise.analysis import dims, dtypes, layout, ops_families, ops_nn, ops_numpy, ops_tensor, optable, shapes
 from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.optable import Family
@@ -21,7 +21,8 @@ from torchwise.analysis.tensors import (  # noqa: F401  (the vocabulary, re-expo
     same_device, size_value,
 )
 from torchwise.analysis.values import (
-    DeviceValue, DtypeValue, InstanceValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, TensorValue, join,
+    DeviceValue, DtypeValue, InstanceValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue,
+    SymbolicValue, TensorValue,
 )
 
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -79,7 +80,12 @@ def attribute(inf, node: ast.Attribute, receiver):
             return ScalarValue("int", receiver.shape and len(receiver.shape) if name == "ndim" else None)
         return None
     if isinstance(receiver, ModuleValue):
-        return receiver.param(name) or _module_setting(receiver, name)
+        return receiver.param(name) or (receiver.child(name) if receiver.kind == "ModuleDict" else None) \
+            or _module_setting(receiver, name)
+    if isinstance(receiver, SymbolicValue) and isinstance(receiver.dim, Sym) and len(receiver.dim.symbols) == 1 \
+            and receiver.dim == Sym.var(next(iter(receiver.dim.symbols))):
+        # `config.n_embd` of a config nobody passes facts to: a size named after it (if it is used as one).
+        return SymbolicValue(Sym.var(f"{next(iter(receiver.dim.symbols))}.{name}"))
     if isinstance(receiver, DeviceValue) and name == "type" and receiver.device:
         return ScalarValue("str", receiver.device.split(":")[0])
     return None
@@ -96,6 +102,10 @@ def _module_setting(module: ModuleValue, name: str):
 def unpack(inf, value, count: int):
     if isinstance(value, SeqValue) and value.items is not None and len(value.items) == count:
         return list(value.items)
+    if isinstance(value, SeqValue) and value.items is None and value.length == count and value.element is not None:
+        return [value.element] * count
+    if isinstance(value, ModuleValue) and value.children is not None and len(value.children) == count:
+        return list(value.children)
     if isinstance(value, TensorValue) and value.shape and isinstance(value.shape[0], int) \
             and value.shape[0] == count:
         return [row_of(value)] * count
@@ -108,22 +118,39 @@ def iteration_item(inf, iter_node: ast.expr, iterable, env):
     if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) \
             and iter_node.func.id == "range" and env.scope.owner_of("range") is None:
         return ScalarValue("int")
-    if isinstance(iterable, SeqValue) and iterable.items:
-        item = iterable.items[0]
-        for other in iterable.items[1:]:
-            item = join(item, other)
-        return item
-    if isinstance(iterable, SeqValue) and iterable.kind == "list-of":
-        return iterable.items
+    if isinstance(iterable, SeqValue):
+        return iterable.each
+    if isinstance(iterable, ModuleValue) and iterable.kind in ("Sequential", "ModuleList"):
+        return iterable.each  # `for block in self.h`
+    if isinstance(iterable, MappingValue) and iterable.items:
+        return ScalarValue("str")
     return None
 
 
-def list_of_unknown_length(element):
-    return SeqValue("list")
+def iteration_length(inf, iter_node: ast.expr, iterable):
+    """How many times a loop over ``iterable`` runs, when known: ``range(n)``, a tensor's first dim, a list."""
+    if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) and iter_node.func.id == "range" \
+            and len(iter_node.args) == 1 and not iter_node.keywords:
+        count = int_of(inf.values.get(iter_node.args[0]))
+        return count if count is not None and (not isinstance(count, int) or count >= 0) else None
+    if isinstance(iterable, TensorValue) and iterable.shape:
+        return iterable.shape[0]
+    if isinstance(iterable, SeqValue):
+        return len(iterable.items) if iterable.items is not None else iterable.length
+    return None
 
 
 # -- subscripts -------------------------------------------------------------------------------------------
 def subscript(inf, node: ast.Subscript, receiver, index, env):
+    if isinstance(receiver, ModuleValue):  # self.layers[0], self.blocks["attn"]
+        key = index.value if isinstance(index, ScalarValue) and isinstance(index.value, (int, str)) else None
+        return receiver.child(key) if key is not None and not isinstance(key, bool) else None
+    if isinstance(receiver, MappingValue):
+        key = index.value if isinstance(index, ScalarValue) else None
+        return dict(receiver.items).get(key) if isinstance(key, str) else None
+    if isinstance(receiver, SeqValue) and receiver.items is None and receiver.element is not None \
+            and isinstance(int_of(index), int):
+        return receiver.element  # an item of a list made by a comprehension (or PyTorch raises)
     if isinstance(receiver, SeqValue):
         position = int_of(index)
         if receiver.items is not None and isinstance(position, int) and -len(receiver.items) <= position \
@@ -215,6 +242,8 @@ def binary(inf, node, op, left, right):
         return elementwise(inf, [left, right], name)
     if isinstance(left, NdarrayValue) or isinstance(right, NdarrayValue):
         return ndarray_binary(left, right)
+    if isinstance(left, SymbolicValue) or isinstance(right, SymbolicValue):
+        return symbolic_arithmetic(name, left, right)
     if isinstance(left, ScalarValue) and isinstance(right, ScalarValue):
         return scalar_binary(name, left, right)
     if isinstance(left, SeqValue) and isinstance(right, SeqValue) and name == "add" and left.kind == right.kind \
@@ -249,12 +278,28 @@ def scalar_binary(name, left: ScalarValue, right: ScalarValue):
                 return ScalarValue("int", a * b)
             if isinstance(a, int) and isinstance(b, int) and b != 0:
                 return ScalarValue("int", a // b)
-            if isinstance(b, int) and b > 0:
-                quotient = a // b
-                return ScalarValue("int", quotient) if quotient is not None else ScalarValue("int")
+            quotient = dims.floordiv(a, b)  # `C // n_head` stays exact: one symbol for the quotient
+            return ScalarValue("int", quotient) if quotient is not None else ScalarValue("int")
         except (TypeError, ZeroDivisionError):
             pass
     return ScalarValue(kind)
+
+
+def symbolic_arithmetic(name: str, left, right):
+    """Size arithmetic with a symbolic value (``3 * config.n_embd``, ``C // self.n_head``): symbolic too, exact."""
+    a, b = int_of(left), int_of(right)
+    if a is None or b is None:
+        return None
+    if name == "add":
+        return SymbolicValue(a + b)
+    if name == "sub":
+        return SymbolicValue(a - b)
+    if name == "mul":
+        return SymbolicValue(a * b)
+    if name == "floordiv":
+        quotient = dims.floordiv(a, b)
+        return SymbolicValue(quotient) if quotient is not None else None
+    return None
 
 
 def ndarray_binary(left, right):
@@ -363,7 +408,8 @@ def call_method(inf, name: str, receiver, call: Call):
             return ops_nn.module_converted(receiver, name, call)
         if name == "forward":
             return ops_nn.call_module(inf, receiver, call)
-        return None
+        child = receiver.child(name) if receiver.kind == "ModuleDict" else None
+        return call_value(inf, child, call) if child is not None else None
     if isinstance(receiver, InstanceValue) and name in ("to", "cuda", "cpu", "train", "eval"):
         return receiver
     if isinstance(receiver, SeqValue) and name in ("index", "count"):
@@ -374,11 +420,19 @@ def call_method(inf, name: str, receiver, call: Call):
 def call_value(inf, callee, call: Call):
     if isinstance(callee, ModuleValue):
         return ops_nn.call_module(inf, callee, call)
+    if isinstance(callee, InstanceValue):
+        return inf.call_instance(callee, call)  # a module of this file: its forward, with these arguments
     return None
 
 
 def call_builtin(inf, name: str, call: Call):
     arg = call.get(0)
+    if name == "dict" and not call.args and not call.starred:
+        return MappingValue(tuple(call.kwargs.items()))
+    if name == "len" and isinstance(arg, SeqValue) and arg.items is None and arg.length is not None:
+        return ScalarValue("int", arg.length)
+    if name == "len" and isinstance(arg, ModuleValue) and arg.children is not None:
+        return ScalarValue("int", len(arg.children))
     if name == "len":
         if isinstance(arg, TensorValue):
             if arg.shape == ():

@@ -16,7 +16,7 @@ from torchwise.analysis.tensors import (
     _CLASH, Call, broadcast_values, constant, derived, elementwise, elementwise_dtype, int_of, output_strides,
     result_grad,
 )
-from torchwise.analysis.values import DtypeValue, ScalarValue, SeqValue, TensorValue
+from torchwise.analysis.values import DtypeValue, ScalarValue, SeqValue, SymbolicValue, TensorValue
 
 
 def apply(inf, op: Op, call: Call, receiver=None):
@@ -28,8 +28,9 @@ def apply(inf, op: Op, call: Call, receiver=None):
     except Unbound:
         return None  # PyTorch raises a TypeError
     for param in op.signature.params:
-        if param.type == "Tensor" and not isinstance(bound.get(param.name), TensorValue):
-            return None  # a number where a tensor is required raises a TypeError; unknown: claim nothing
+        given = bound.get(param.name)
+        if param.type == "Tensor" and given is not None and not isinstance(given, (TensorValue, SymbolicValue)):
+            return None  # a number where a tensor is required raises a TypeError
     try:
         result = _FAMILIES[op.family](inf, op, bound)
     except DTypeError:
@@ -218,8 +219,12 @@ def _where(inf, op: Op, bound: dict):
 
 def _masked_fill(inf, op: Op, bound: dict):
     x, mask, value = bound.get("input"), bound.get("mask"), bound.get("value")
-    if not isinstance(x, TensorValue) or not isinstance(mask, TensorValue) or value is None:
+    if not isinstance(x, TensorValue) or value is None or isinstance(value, SymbolicValue):
         return None
+    if not isinstance(mask, TensorValue):
+        # The mask only decides whether the call raises (a bool tensor broadcasting to the input's shape):
+        # where it returns, the result is the input's shape and dtype.
+        return derived(inf, x, *[v for v in (value,) if isinstance(v, TensorValue)])
     if mask.dtype is not None and mask.dtype != DType.bool:
         return None  # masked_fill only takes a bool mask
     if isinstance(value, TensorValue) and (value.shape is None or value.shape != ()):

@@ -13,7 +13,7 @@ from torchwise.analysis.dtypes import DType
 from torchwise.analysis.tensors import (
     Call, derived, device_arg, dtype_arg, int_of, make_tensor, result_grad,
 )
-from torchwise.analysis.values import ModuleValue, ScalarValue, SeqValue, TensorValue
+from torchwise.analysis.values import InstanceValue, MappingValue, ModuleValue, ScalarValue, SeqValue, TensorValue
 
 # Constructor signatures: the parameter names in positional order (PyTorch's own order).
 _SIGNATURES = {
@@ -86,10 +86,7 @@ def _parameter(inf, shape, values: dict) -> TensorValue:
 
 def layer(inf, kind: str, call: Call):
     if kind in _CONTAINERS:
-        children = tuple(call.args) if kind == "Sequential" and not call.starred and not call.kwargs else ()
-        if kind == "Sequential" and all(isinstance(c, ModuleValue) for c in children) and children:
-            return ModuleValue(kind, children=children)
-        return ModuleValue(kind)
+        return _container(kind, call)
     values = _settings(kind, call)
     if values is None:
         return ModuleValue(kind) if kind in _SAME_SHAPE or kind in _SIGNATURES else None
@@ -145,6 +142,42 @@ def layer(inf, kind: str, call: Call):
     return ModuleValue(kind, tuple(params), tuple(config.items()))
 
 
+def _is_module(value) -> bool:
+    return isinstance(value, (ModuleValue, InstanceValue))
+
+
+def _container(kind: str, call: Call) -> ModuleValue:
+    """``nn.Sequential(a, b)``, ``nn.Sequential(*layers)``, ``nn.ModuleList([...])`` (a comprehension too),
+    ``nn.ModuleDict(dict(a=..., b=...))``: what they hold, one by one or all alike; unknown contents: None."""
+    unknown = ModuleValue(kind, children=None)
+    if call.kwargs:
+        return unknown
+    args = call.args
+    if kind == "Sequential":
+        if call.starred:
+            items = args[0] if len(args) == 1 else None
+            if isinstance(items, SeqValue) and items.items is not None and all(map(_is_module, items.items)):
+                return ModuleValue(kind, children=items.items)
+            if isinstance(items, SeqValue) and _is_module(items.element):
+                return ModuleValue(kind, children=None, element=items.element)
+            return unknown
+        return ModuleValue(kind, children=tuple(args)) if args and all(map(_is_module, args)) else unknown
+    if call.starred or len(args) > 1:
+        return unknown
+    if not args:
+        return ModuleValue(kind)  # empty, to be filled by append
+    given = args[0]
+    if kind == "ModuleDict":
+        if isinstance(given, MappingValue) and all(_is_module(v) for _, v in given.items):
+            return ModuleValue(kind, children=tuple(v for _, v in given.items), names=tuple(k for k, _ in given.items))
+        return unknown
+    if isinstance(given, SeqValue) and given.items is not None and all(map(_is_module, given.items)):
+        return ModuleValue(kind, children=given.items)
+    if isinstance(given, SeqValue) and _is_module(given.element):
+        return ModuleValue(kind, children=None, element=given.element)  # [Block(config) for _ in range(n)]
+    return unknown
+
+
 def module_converted(module: ModuleValue, name: str, call: Call) -> ModuleValue:
     """``model.to(...)``/``.cuda()``/``.float()`` convert the parameters in place and return the module."""
     def convert(param: TensorValue) -> TensorValue:
@@ -167,8 +200,11 @@ def module_converted(module: ModuleValue, name: str, call: Call) -> ModuleValue:
         return param
     if name in ("train", "eval", "requires_grad_"):
         return module
-    return ModuleValue(module.kind, tuple((n, convert(p)) for n, p in module.params), module.config,
-                       tuple(module_converted(c, name, call) for c in module.children))
+    children = None if module.children is None else tuple(
+        module_converted(c, name, call) if isinstance(c, ModuleValue) else c for c in module.children)
+    return ModuleValue(module.kind, tuple((n, convert(p)) for n, p in module.params), module.config, children,
+                       module.names, module.element if not isinstance(module.element, ModuleValue)
+                       else module_converted(module.element, name, call))
 
 
 def call_module(inf, module: ModuleValue, call: Call):
@@ -176,11 +212,15 @@ def call_module(inf, module: ModuleValue, call: Call):
     if not isinstance(x, TensorValue) or call.starred or len(call.args) != 1:
         return None
     if module.kind == "Sequential":
+        if not module.children:
+            return None  # unknown contents; an empty Sequential returns its input, rarely meant
         for child in module.children:
-            x = call_module(inf, child, Call(call.node, [x], {}, False, call.env))
+            step = Call(call.node, [x], {}, False, call.env)
+            x = call_module(inf, child, step) if isinstance(child, ModuleValue) else \
+                inf.call_instance(child, step) if isinstance(child, InstanceValue) else None
             if x is None:
                 return None
-        return x if module.children else None
+        return x
     weight = module.param("weight")
     if module.kind == "Linear":
         if weight is None or x.dtype is not None and not dtypes.is_floating(x.dtype):
@@ -191,8 +231,8 @@ def call_module(inf, module: ModuleValue, call: Call):
             return None
         return _output(inf, x, weight, shape)
     if module.kind == "Embedding":
-        if weight is None or x.dtype is None or x.dtype not in (DType.int64, DType.int32):
-            return None
+        if weight is None or weight.shape is None or x.dtype is not None and x.dtype not in (DType.int64, DType.int32):
+            return None  # (an index of unknown dtype must be an integer one, or the call raises)
         shape = None if x.shape is None else (*x.shape, weight.shape[1])
         return make_tensor(inf, weight.dtype, shape, weight.device, True, weight.why, None).with_(is_leaf=False)
     if module.kind in ("Conv1d", "Conv2d"):
@@ -332,6 +372,26 @@ _INTEGER_OK = frozenset({"relu"})
 _DIM_ARGUMENT = {"softmax": (1, None), "log_softmax": (1, None), "normalize": (2, 1)}
 
 
+def _attention(inf, call: Call):
+    """``F.scaled_dot_product_attention(q, k, v)``: ``(..., L, E) x (..., S, E) x (..., S, Ev) -> (..., L, Ev)``."""
+    q, k, v = call.get(0, "query"), call.get(1, "key"), call.get(2, "value")
+    if not all(isinstance(t, TensorValue) for t in (q, k, v)) or call.starred:
+        return None
+    if q.shape is None or v.shape is None or len(q.shape) < 2 or len(v.shape) < 2:
+        return None
+    if len({t.dtype for t in (q, k, v)}) > 1 or q.dtype is not None and not dtypes.is_floating(q.dtype):
+        return None  # query, key and value must share one floating dtype
+    mask = call.kwargs.get("attn_mask")
+    if isinstance(mask, TensorValue):
+        return None  # the mask broadcasts into the attention weights: not followed
+    batch = q.shape[:-1]
+    try:
+        shapes.broadcast(q.shape[:-2], v.shape[:-2])
+    except shapes.ShapeError:
+        return None
+    return derived(inf, q, k, v, shape=(*batch, v.shape[-1]))
+
+
 def _dim_in_range(call: Call, x: TensorValue, position: int, default) -> bool:
     """The dim argument is a known int within the input's rank (PyTorch raises otherwise)."""
     dim = int_of(call.get(position, "dim")) if call.given(position, "dim") else default
@@ -395,6 +455,8 @@ def functional(inf, name: str, call: Call):
         if not isinstance(target, TensorValue) or not _loss_inputs_fit(name, x, target):
             return None
         return derived(inf, x, target, shape=())
+    if name == "scaled_dot_product_attention":
+        return _attention(inf, call)
     if name == "one_hot":
         classes = int_of(call.get(1, "num_classes"))
         if x.shape is None or not isinstance(classes, int) or classes < 0 or x.dtype != DType.int64:

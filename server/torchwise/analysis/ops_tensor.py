@@ -14,7 +14,7 @@ from torchwise.analysis.tensors import (
     TENSOR_METHODS, TORCH_FUNCTIONS, Call, combine_devices, derived, device_arg, dims_of, dtype_arg, elementwise,
     inplace_result, int_of, literal_data, make_tensor, matmul_values, normalize_device, same_device, size_value,
 )
-from torchwise.analysis.values import NdarrayValue, ScalarValue, SeqValue, TensorValue
+from torchwise.analysis.values import NdarrayValue, ScalarValue, SeqValue, SymbolicValue, TensorValue
 
 
 def shaped(fn, *args):
@@ -117,11 +117,15 @@ def _arange(inf, call: Call):
     for name in ("start", "end", "step"):
         if name in call.kwargs:
             numbers.append(call.kwargs[name])
+    symbolic = any(isinstance(n, SymbolicValue) for n in numbers)  # a size known by name: an int, or a float
+    numbers = [ScalarValue("int", n.dim) if isinstance(n, SymbolicValue) else n for n in numbers]
     kinds = {n.kind for n in numbers if isinstance(n, ScalarValue)}
     if not numbers or len(kinds) != 1 and kinds - {"int", "float"} or any(not isinstance(n, ScalarValue)
                                                                             for n in numbers):
         return None
-    if kinds <= {"int"}:
+    if symbolic and kinds <= {"int"}:
+        default, why = None, None  # int64 if the named size is an int, the default float if it is a float
+    elif kinds <= {"int"}:
         default, why = DType.int64, "arange of Python ints gives int64"
     else:
         default, why = _float_default(inf)
@@ -137,6 +141,9 @@ def _arange(inf, call: Call):
             length = max(0, math.ceil((end - start) / step))  # PyTorch's size, computed in double
         elif len(values) == 1 and kinds == {"int"} and values[0] is not None:
             length = values[0]  # a symbolic size
+        elif len(values) in (2, 3) and kinds == {"int"} and values[0] == 0 and (len(values) == 2 or values[2] == 1) \
+                and values[1] is not None:
+            length = values[1]  # arange(0, t): t sizes
     shape = (length if length is not None else Sym.fresh("n"),)
     return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
 
@@ -298,7 +305,7 @@ def _to(inf, receiver: TensorValue, call: Call):
     dtype, device = receiver.dtype, receiver.device
     why = receiver.why
     for value in (*call.args, call.kwargs.get("dtype"), call.kwargs.get("device")):
-        if value is None:
+        if value is None or isinstance(value, SymbolicValue):
             continue
         if isinstance(value, TensorValue):
             dtype, device, why = value.dtype, value.device, "converted with .to(other)"
@@ -799,6 +806,16 @@ for _qualname, (_dtype_name, _device_name) in LEGACY_CONSTRUCTORS.items():
 
 def describe_dim(dim) -> str:
     return fmt_dim(dim)
+
+
+def _math_float(inf, call: Call):
+    """``math.sqrt(d)``: a Python float (of a number; anything else raises)."""
+    return ScalarValue("float") if call.args and all(
+        isinstance(a, (ScalarValue, SymbolicValue)) for a in call.args) and not call.kwargs else None
+
+
+for _name in ("sqrt", "log", "exp", "log2", "log10", "pow", "cos", "sin", "tan", "atan", "erf"):
+    TORCH_FUNCTIONS[f"math.{_name}"] = _math_float
 
 
 @_register(TORCH_FUNCTIONS, "torch.set_default_dtype")

@@ -564,6 +564,12 @@ def split(shape: MaybeShape, split_size_or_sections: Union[int, Sequence[Dim]],
             return [shape]
         count = max(-(-size // step), 1)
         pieces = [step] * (count - 1) + [size - step * (count - 1)]
+    elif isinstance(split_size_or_sections, Sym):
+        # `qkv.split(n_embd, dim=2)` of `3 * n_embd`: as many pieces as the size divides into (for a non-zero size)
+        count = exact_div(size, split_size_or_sections)
+        if type(count) is not int or count < 1:
+            return None
+        pieces = [split_size_or_sections] * count
     else:
         pieces = list(split_size_or_sections)
         _check_sizes("split_with_sizes", pieces, allow_minus_one=False)
@@ -585,7 +591,8 @@ def chunk(shape: MaybeShape, chunks: int, dim: int = 0) -> Optional[List[Shape]]
     d = wrap_dim(dim, len(shape))
     size = shape[d]
     if type(size) is not int:
-        return None
+        piece = exact_div(size, chunks)  # `chunk(3)` of `3 * inner`: three pieces of `inner` (or three empty ones)
+        return [shape[:d] + (piece,) + shape[d + 1:]] * chunks if piece is not None else None
     if size == 0:  # PyTorch keeps the count: `chunks` empty pieces
         return [shape] * chunks
     return split(shape, -(-size // chunks), d)

@@ -15,7 +15,7 @@ from typing import Optional
 
 from torchwise.analysis import dtypes, layout, shapes
 from torchwise.analysis.dtypes import DType
-from torchwise.analysis.values import DeviceValue, DtypeValue, ScalarValue, SeqValue, TensorValue
+from torchwise.analysis.values import DeviceValue, DtypeValue, ScalarValue, SeqValue, SymbolicValue, TensorValue
 
 
 @dataclass
@@ -50,9 +50,12 @@ def constant(value):
 
 
 def int_of(value):
-    """The int (or symbolic dim) a value certainly is, else None."""
+    """The int (or symbolic dim) a value certainly is, else None. A symbolic value counts: read as a size it is
+    its symbol (were it not an int, the op reading it would raise)."""
     if isinstance(value, ScalarValue) and value.kind == "int" and value.value is not None:
         return value.value
+    if isinstance(value, SymbolicValue):
+        return value.dim
     return None
 
 

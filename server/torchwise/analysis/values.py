@@ -6,7 +6,7 @@ only what both agree on, so a fact survives only when it holds on every path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Optional, Union
 
 Dim = Any  # int | dims.Sym
@@ -50,6 +50,20 @@ class ScalarValue:
 class SeqValue:
     kind: str  # "list" | "tuple" | "size" (torch.Size)
     items: Optional[tuple] = None  # None: length unknown
+    element: Any = None  # with items unknown: what every item is (a comprehension's element), when known
+    length: Any = None  # with items unknown: the length (an int or a Sym), when known
+
+    @property
+    def each(self):
+        """What every item is: the items' join, or the element of a list of unknown items."""
+        if self.items is None:
+            return self.element
+        if not self.items:
+            return None
+        item = self.items[0]
+        for other in self.items[1:]:
+            item = join(item, other)
+        return item
 
 
 @dataclass(frozen=True)
@@ -64,29 +78,74 @@ class DtypeValue:
 
 @dataclass(frozen=True)
 class ModuleValue:
-    """An ``nn.Module`` of a known layer type, with its parameters' facts and its settings."""
+    """An ``nn.Module`` of a known layer type, with its parameters' facts and its settings. Containers
+    (Sequential, ModuleList, ModuleDict) hold their sub-modules: layers or instances of this file's classes."""
 
     kind: str  # "Linear", "Conv2d", "Sequential", ...
     params: tuple = ()  # ((name, TensorValue), ...)
     config: tuple = ()  # ((name, value), ...): in_features, kernel_size, ...
-    children: tuple = ()  # sub-modules of containers, in order
+    children: Optional[tuple] = ()  # sub-modules of containers, in order; None: not known one by one
+    names: tuple = ()  # a ModuleDict's keys, parallel to children
+    element: Any = None  # with children unknown: what every sub-module is (built in a loop or a comprehension)
 
     def param(self, name: str):
         return dict(self.params).get(name)
+
+    def child(self, key):
+        """A container's sub-module by name (ModuleDict) or index (Sequential, ModuleList); None when unknown."""
+        if self.children is None:
+            return self.element if isinstance(key, int) and self.kind != "ModuleDict" else None
+        if isinstance(key, str):
+            return dict(zip(self.names, self.children)).get(key)
+        if isinstance(key, int) and -len(self.children) <= key < len(self.children):
+            return self.children[key]
+        return None
+
+    @property
+    def each(self):
+        """What every sub-module of a container is, when they are all alike."""
+        if self.children is None:
+            return self.element
+        if not self.children:
+            return None
+        item = self.children[0]
+        for other in self.children[1:]:
+            item = join(item, other)
+        return item
 
     def setting(self, name: str, default=None):
         return dict(self.config).get(name, default)
 
 
 @dataclass(frozen=True)
+class SymbolicValue:
+    """A value known only by a stable name, or an expression over such names: a parameter nobody passes facts
+    to, ``config.n_embd``, ``C // self.n_head``. Used as a size it is that symbolic number (the op would raise if
+    it were not an int); nothing else is known about it (it may be a float, a tensor...), so no other op reads it."""
+
+    dim: Any  # dims.Sym (or an int an expression came to)
+
+
+@dataclass(frozen=True)
 class InstanceValue:
-    """``self`` inside a class of this file."""
+    """An instance of a class of this file (``self`` inside it, or ``Block(config)``). ``bindings`` are the facts
+    of the arguments it was built with, by ``__init__`` parameter name: its attributes, which the class's analysis
+    states in terms of those parameters (``(heads, dim)``), read through them (``(8, 64)``, or the caller's names)."""
 
     class_name: str
+    bindings: Optional[tuple] = None  # ((parameter name, value), ...); None: `self` (the class's own names)
+    token: Any = field(default=None, repr=False)  # the construction call: sizes made up in __init__ differ per instance
+
+
+@dataclass(frozen=True)
+class MappingValue:
+    """``dict(a=x, b=y)`` or ``{"a": x}`` with string keys."""
+
+    items: tuple  # ((key, value), ...)
 
 
 Value = Union[TensorValue, NdarrayValue, ScalarValue, SeqValue, DeviceValue, DtypeValue, ModuleValue,
-              InstanceValue]
+              InstanceValue, SymbolicValue, MappingValue]
 
 
 def join(a, b):
@@ -106,12 +165,57 @@ def join(a, b):
     if isinstance(a, SeqValue) and a.kind == b.kind:
         if a.items is not None and b.items is not None and len(a.items) == len(b.items):
             return SeqValue(a.kind, tuple(join(x, y) for x, y in zip(a.items, b.items)))
-        return SeqValue(a.kind)
+        return SeqValue(a.kind, element=_join_elements(a, b), length=a.length if a.length == b.length else None)
+    if isinstance(a, ModuleValue) and a.kind == b.kind and a.params == b.params and a.config == b.config \
+            and a.kind in ("Sequential", "ModuleList"):
+        # A list built by appending in a loop: what every sub-module is, the empty list adding nothing.
+        return ModuleValue(a.kind, a.params, a.config, None, (), _join_elements(a, b))
     if isinstance(a, DeviceValue):
         return DeviceValue()
     if isinstance(a, DtypeValue):
         return DtypeValue()
     return None
+
+
+def _join_elements(a, b):
+    """What every item of a container is on both paths; an empty container constrains nothing."""
+    empty_a = (a.items if isinstance(a, SeqValue) else a.children) == ()
+    empty_b = (b.items if isinstance(b, SeqValue) else b.children) == ()
+    if empty_a:
+        return b.each
+    if empty_b:
+        return a.each
+    return join(a.each, b.each)
+
+
+def map_dims(value, f):
+    """``value`` with every dimension in it (shapes, strides, int values, lengths, sub-modules...) mapped by ``f``."""
+    if isinstance(value, TensorValue):
+        return replace(value, shape=None if value.shape is None else tuple(f(d) for d in value.shape),
+                       strides=None if value.strides is None else tuple(f(d) for d in value.strides))
+    if isinstance(value, NdarrayValue):
+        return replace(value, shape=None if value.shape is None else tuple(f(d) for d in value.shape))
+    if isinstance(value, ScalarValue):
+        return ScalarValue("int", f(value.value)) if value.kind == "int" and value.value is not None \
+            and not isinstance(value.value, bool) else value
+    if isinstance(value, SymbolicValue):
+        return SymbolicValue(f(value.dim))
+    if isinstance(value, SeqValue):
+        return SeqValue(value.kind, None if value.items is None else tuple(map_dims(i, f) for i in value.items),
+                        map_dims(value.element, f), None if value.length is None else f(value.length))
+    if isinstance(value, ModuleValue):
+        def setting(v):
+            return f(v) if isinstance(v, int) and not isinstance(v, bool) or type(v).__name__ == "Sym" else \
+                tuple(setting(x) for x in v) if isinstance(v, tuple) else map_dims(v, f)
+        return ModuleValue(value.kind, tuple((n, map_dims(p, f)) for n, p in value.params),
+                           tuple((n, setting(v)) for n, v in value.config),
+                           None if value.children is None else tuple(map_dims(c, f) for c in value.children),
+                           value.names, map_dims(value.element, f))
+    if isinstance(value, InstanceValue) and value.bindings is not None:
+        return InstanceValue(value.class_name, tuple((n, map_dims(v, f)) for n, v in value.bindings), value.token)
+    if isinstance(value, MappingValue):
+        return MappingValue(tuple((k, map_dims(v, f)) for k, v in value.items))
+    return value
 
 
 def is_tensor(value) -> bool:

@@ -12,6 +12,7 @@ from typing import ClassVar, Iterator, Sequence
 
 from torchwise.analysis.infer import Inference
 from torchwise.analysis.scopes import ModuleIndex, Scope
+from torchwise.analysis.values import SymbolicValue
 from torchwise.findings import Edit, Finding, Fix, Severity
 from torchwise.source import SourceFile
 
@@ -40,8 +41,10 @@ class Context:
         self.facts = facts
 
     def value(self, node: ast.AST):
-        """What the analysis knows ``node`` evaluates to (None: unknown)."""
-        return self.facts.values.get(node)
+        """What the analysis knows ``node`` evaluates to (None: unknown). A value known only by its name (a
+        parameter, ``config.n_embd``) is unknown here: it only sizes tensors inside the analysis."""
+        value = self.facts.values.get(node)
+        return None if isinstance(value, SymbolicValue) else value
 
     @property
     def tree(self) -> ast.Module:
