@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from torchwise.analysis.values import ModuleValue, NdarrayValue, ScalarValue, SeqValue, TensorValue
+from torchwise.analysis.values import ModuleValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue, TensorValue
 from torchwise.engine import analyze
 from torchwise.explain import Explainer
 
@@ -215,10 +215,20 @@ def _torch_name(qualname: str) -> str:
     return qualname.replace("torch.nn.", "nn.", 1) if qualname.startswith("torch.nn.") else qualname
 
 
-def known_input(node: ast.AST, values: dict) -> bool:
+# Calls whose arguments are sizes: a value known only by its name (SymbolicValue) is a known size there.
+SIZED = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand", "torch.full",
+                   "torch.arange", "torch.randint", "torch.linspace", "torch.eye", "Tensor.view", "Tensor.reshape",
+                   "Tensor.expand", "Tensor.repeat", "Tensor.new_zeros", "Tensor.new_ones", "Tensor.new_empty"})
+
+
+def known_input(node: ast.AST, values: dict, sizes: bool = False) -> bool:
+    """``sizes``: the call reads its arguments as sizes (a layer built, a factory): a value known only by its name
+    is a known size there; anywhere else it may be a tensor of unknown facts."""
     if isinstance(node, ast.Starred):
         return False
     fact = values.get(node)
+    if isinstance(fact, SymbolicValue):
+        return sizes
     if fact is not None:
         return known_value(fact)
     if isinstance(node, (ast.Constant, ast.JoinedStr, ast.Lambda)):
@@ -226,7 +236,7 @@ def known_input(node: ast.AST, values: dict) -> bool:
     if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
         return True
     if isinstance(node, (ast.List, ast.Tuple)):
-        return all(known_input(e, values) for e in node.elts)
+        return all(known_input(e, values, sizes) for e in node.elts)
     return False
 
 
@@ -347,7 +357,8 @@ def _measure(analysis, result: FileResult, forward: bool) -> None:
         op, receiver = named
         result.calls[_category(op)] += 1
         inputs = ([receiver] if receiver is not None else []) + list(call.args) + [k.value for k in call.keywords]
-        if any(k.arg is None for k in call.keywords) or not all(known_input(i, values) for i in inputs):
+        sizes = op.startswith("new ") or op in SIZED
+        if any(k.arg is None for k in call.keywords) or not all(known_input(i, values, sizes) for i in inputs):
             continue
         result.known_inputs += 1
         if known_result(values.get(call)):

@@ -138,6 +138,8 @@ class Inference:
         self.index = index
         self.values: dict[ast.AST, object] = {}
         self.functions: dict[str, FunctionInfo] = {}
+        self.int_fields: frozenset = frozenset()  # attribute names that are ints where they are anything
+        self._int_names: dict = {}  # function node -> its names used where only an int is accepted
         self.classes: dict[str, ClassInfo] = {}
         self.module_env: Optional[Env] = None
         self.default_float: Optional[DType] = DType.float32
@@ -261,6 +263,10 @@ class Inference:
                                      for name, m in info.methods.items() if name != "__init__"}
                 info.dataclass_fields = _dataclass_fields(stmt, module_scope)
                 self.classes[stmt.name] = info
+        # Fields a config class of this file declares as ints (`n_embd: int = 768`): `config.n_embd` is one.
+        self.int_fields = frozenset(name for info in self.classes.values() for name, _ in info.dataclass_fields or ()
+                                    if _annotated_int(info.node, name)) | _int_uses(self.index)[1]
+        self._int_names = _int_uses(self.index)[0]
         # An nn.Module subclass, directly or through this file's own base classes (`class Block(MyModule)`).
         for info in self.classes.values():
             info.is_module = self._subclasses_module(info.node, module_scope, set())
@@ -567,7 +573,9 @@ class Inference:
         if value is None and not self._specializing:
             # Nothing passed in is known: the parameter is a value known by its name. Used as a size it is the
             # symbol `name`; used as a tensor (`B, T, C = x.size()`) it gets its shape from that use.
-            return SymbolicValue(Sym.var(name))
+            is_int = isinstance(default, ast.Constant) and type(default.value) is int \
+                or name in self._int_names.get(env.scope.node, ())
+            return SymbolicValue(Sym.var(name), is_int)
         return value
 
     def _parameter_facts(self, arg: ast.arg, default, env: Env, sites, position, name):
@@ -936,7 +944,7 @@ class Inference:
         if isinstance(value, InstanceValue):
             return self.instance_attribute(value, name)
         if isinstance(value, SymbolicValue) and isinstance(value.dim, Sym) and len(value.dim.symbols) == 1:
-            return SymbolicValue(Sym.var(f"{next(iter(value.dim.symbols))}.{name}"))
+            return SymbolicValue(Sym.var(f"{next(iter(value.dim.symbols))}.{name}"), name in self.int_fields)
         return None
 
     def _fresh_for(self, instance: InstanceValue, name: str) -> Sym:
@@ -1422,6 +1430,60 @@ def _bind_fields(fields: tuple, call, inf) -> Optional[tuple]:
         if name not in bound:
             bound[name] = _constant_default(default) if default is not None else None
     return tuple(bound.items())
+
+
+# Calls whose positional arguments must be ints (PyTorch raises otherwise): a name used there is an int.
+_INT_ARGUMENTS = {"torch.nn.Linear": 2, "torch.nn.Embedding": 2, "torch.nn.Conv1d": 2, "torch.nn.Conv2d": 2,
+                  "torch.nn.Conv3d": 2, "torch.nn.ConvTranspose1d": 2, "torch.nn.ConvTranspose2d": 2,
+                  "torch.nn.ConvTranspose3d": 2, "torch.nn.BatchNorm1d": 1, "torch.nn.BatchNorm2d": 1,
+                  "torch.nn.BatchNorm3d": 1, "torch.nn.GroupNorm": 2, "torch.nn.MultiheadAttention": 2,
+                  "torch.nn.LSTM": 2, "torch.nn.GRU": 2, "torch.nn.RNN": 2, "torch.nn.Bilinear": 3}
+_INT_SIZE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty"})
+_INT_SIZE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand"})
+
+
+def _int_uses(index: ModuleIndex) -> tuple:
+    """Where names are used as ints only (``nn.Linear(dim, hidden)``, ``x.view(B, T, n_head, -1)``, ``range(n)``):
+    per function, those names; for the whole file, the attribute names so used (``config.n_embd``). Such a name
+    is an int wherever it holds one value, so `torch.zeros(n_embd)` is a 1-d tensor, not a shape by name."""
+    cached = getattr(index, "_torchwise_int_uses", None)
+    if cached is not None:
+        return cached
+    names: dict = {}
+    attributes: set = set()
+    for node, scope in index.nodes:
+        if node.__class__ is not ast.Call:
+            continue
+        func = node.func
+        count = 0
+        if isinstance(func, ast.Name) and func.id == "range" and scope.owner_of("range") is None:
+            count = len(node.args)
+        elif isinstance(func, ast.Attribute) and func.attr in _INT_SIZE_METHODS and len(node.args) >= 2:
+            count = len(node.args)
+        else:
+            qualname = scope.qualname(func)
+            count = _INT_ARGUMENTS.get(qualname, 0) or (len(node.args) if qualname in _INT_SIZE_FACTORIES
+                                                         and len(node.args) >= 2 else 0)
+        for arg in node.args[:count]:
+            for part in ast.walk(arg):  # `3 * config.n_embd`, `dim_head * heads`: every name in it
+                if isinstance(part, ast.Name):
+                    names.setdefault(_function_node(scope), set()).add(part.id)
+                elif isinstance(part, ast.Attribute):
+                    attributes.add(part.attr)
+    result = (names, frozenset(attributes))
+    index._torchwise_int_uses = result
+    return result
+
+
+def _function_node(scope: Scope):
+    while scope.parent is not None and isinstance(scope.node, _COMPREHENSION_NODES):
+        scope = scope.parent
+    return scope.node
+
+
+def _annotated_int(node: ast.ClassDef, name: str) -> bool:
+    return any(isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name
+               and isinstance(stmt.annotation, ast.Name) and stmt.annotation.id == "int" for stmt in node.body)
 
 
 def _specializable(node, scope: Scope) -> bool:

@@ -84,8 +84,9 @@ def attribute(inf, node: ast.Attribute, receiver):
             or _module_setting(receiver, name)
     if isinstance(receiver, SymbolicValue) and isinstance(receiver.dim, Sym) and len(receiver.dim.symbols) == 1 \
             and receiver.dim == Sym.var(next(iter(receiver.dim.symbols))):
-        # `config.n_embd` of a config nobody passes facts to: a size named after it (if it is used as one).
-        return SymbolicValue(Sym.var(f"{next(iter(receiver.dim.symbols))}.{name}"))
+        # `config.n_embd` of a config nobody passes facts to: a size named after it (if it is used as one),
+        # an int where a config class of this file says so (`n_embd: int = 768`).
+        return SymbolicValue(Sym.var(f"{next(iter(receiver.dim.symbols))}.{name}"), name in inf.int_fields)
     if isinstance(receiver, DeviceValue) and name == "type" and receiver.device:
         return ScalarValue("str", receiver.device.split(":")[0])
     return None
@@ -290,15 +291,16 @@ def symbolic_arithmetic(name: str, left, right):
     a, b = int_of(left), int_of(right)
     if a is None or b is None:
         return None
+    ints = all(isinstance(v, ScalarValue) or v.is_int for v in (left, right))  # int op int is an int
     if name == "add":
-        return SymbolicValue(a + b)
+        return SymbolicValue(a + b, ints)
     if name == "sub":
-        return SymbolicValue(a - b)
+        return SymbolicValue(a - b, ints)
     if name == "mul":
-        return SymbolicValue(a * b)
+        return SymbolicValue(a * b, ints)
     if name == "floordiv":
         quotient = dims.floordiv(a, b)
-        return SymbolicValue(quotient) if quotient is not None else None
+        return SymbolicValue(quotient, ints) if quotient is not None else None
     return None
 
 

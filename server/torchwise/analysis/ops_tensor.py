@@ -12,7 +12,8 @@ from torchwise.analysis.dtypes import DType
 from torchwise.analysis.legacy import LEGACY_CONSTRUCTORS
 from torchwise.analysis.tensors import (
     TENSOR_METHODS, TORCH_FUNCTIONS, Call, combine_devices, derived, device_arg, dims_of, dtype_arg, elementwise,
-    inplace_result, int_of, literal_data, make_tensor, matmul_values, normalize_device, same_device, size_value,
+    inplace_result, int_of, literal_data, make_tensor, matmul_values, normalize_device, same_device, size_of,
+    size_value,
 )
 from torchwise.analysis.values import NdarrayValue, ScalarValue, SeqValue, SymbolicValue, TensorValue
 
@@ -763,7 +764,7 @@ def _pieces(kind):
                 chunks = int_of(first)
                 parts = shapes.chunk(receiver.shape, chunks, dim) if isinstance(chunks, int) else None
             else:
-                size = int_of(first)
+                size = size_of(first)
                 if size is None and isinstance(first, SeqValue) and first.items is not None:
                     size = [int_of(i) for i in first.items]
                     if any(s is None for s in size):

@@ -59,12 +59,23 @@ def int_of(value):
     return None
 
 
+def size_of(value):
+    """An int where a sequence is accepted too (``torch.zeros(n)``, ``split(n)``, ``kernel_size=k``): a value
+    known only by its name counts only when it is known to be an int (``torch.zeros(shape)`` may get a tuple)."""
+    if isinstance(value, SymbolicValue) and not value.is_int:
+        return None
+    return int_of(value)
+
+
 def dims_of(values) -> Optional[tuple]:
     """A size given as ``3, 4`` or ``(3, 4)`` or ``x.shape``: its dims, when every one is known."""
     if len(values) == 1 and isinstance(values[0], SeqValue):
         values = values[0].items
         if values is None:
             return None
+    if len(values) == 1:
+        dim = size_of(values[0])  # one size, or a whole shape given by name
+        return None if dim is None else (dim,)
     dims = tuple(int_of(v) for v in values)
     return None if any(d is None for d in dims) else dims
 
@@ -377,7 +388,9 @@ def matmul_values(inf, left, right, kind="matmul"):
         return None  # TW204
     dtype = left.dtype if left.dtype is not None and left.dtype == right.dtype else None
     grad = result_grad(inf, left, right)
-    return TensorValue(dtype, shape, combine_devices([left, right]), output_strides(shape, left, right), grad,
+    # A product is computed into new memory, row-major whatever its inputs' layouts (checked with real torch).
+    strides = None if shape is None or any(isinstance(d, int) and d == 0 for d in shape) else contiguous_strides(shape)
+    return TensorValue(dtype, shape, combine_devices([left, right]), strides, grad,
                        None if grad is None else not grad, left.why if dtype else None, None)
 
 

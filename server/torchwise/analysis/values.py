@@ -124,6 +124,7 @@ class SymbolicValue:
     it were not an int); nothing else is known about it (it may be a float, a tensor...), so no other op reads it."""
 
     dim: Any  # dims.Sym (or an int an expression came to)
+    is_int: bool = False  # known to be an int if anything (a default of 8, an `n_embd: int` config field)
 
 
 @dataclass(frozen=True)
@@ -199,7 +200,7 @@ def map_dims(value, f):
         return ScalarValue("int", f(value.value)) if value.kind == "int" and value.value is not None \
             and not isinstance(value.value, bool) else value
     if isinstance(value, SymbolicValue):
-        return SymbolicValue(f(value.dim))
+        return SymbolicValue(f(value.dim), value.is_int)
     if isinstance(value, SeqValue):
         return SeqValue(value.kind, None if value.items is None else tuple(map_dims(i, f) for i in value.items),
                         map_dims(value.element, f), None if value.length is None else f(value.length))
