@@ -369,8 +369,8 @@ class Inference:
     def _record_unit(self, info, float_default, sites, inputs) -> _UnitRecord:
         values, grad_not_on = self.values, self.grad_not_on
         self.values, self.grad_not_on, self._reads, self._calls = {}, set(), [], []
-        self._unit_class = info.node.name if isinstance(info, ClassInfo) else \
-            info.owner.node.name if isinstance(info, MethodInfo) else None
+        # While a class's __init__ runs, its attributes are being made: read directly, not as a dependency.
+        self._unit_class = info.node.name if isinstance(info, ClassInfo) else None
         self._unit_tag = info.key if isinstance(info, MethodInfo) else info.node.name
         try:
             if isinstance(info, ClassInfo):
@@ -406,6 +406,13 @@ class Inference:
                 return info.methods.get(method) if info is not None else None
             info = self.functions.get(key)
             return info.node if info is not None else None
+        if kind == "signature":  # how a class binds its arguments: its __init__ and dataclass fields (the nodes)
+            info = self.classes.get(key)
+            if info is None:
+                return None
+            fields = tuple((name, ast.dump(default) if default is not None else None)
+                           for name, default in info.dataclass_fields) if info.dataclass_fields is not None else None
+            return ast.dump(info.init.args) if info.init is not None else None, fields
         if kind == "attributes":  # what `__init__` sets on its instances
             info = self.classes.get(key)
             return None if info is None else info.attrs
@@ -736,6 +743,8 @@ class Inference:
             self._exec_block(stmt.body if stmt.test.value else stmt.orelse, env)
             return
         body, orelse = env.copy(), env.copy()
+        self._narrow(stmt.test, body, True)
+        self._narrow(stmt.test, orelse, False)
         self._exec_block(stmt.body, body)
         self._exec_block(stmt.orelse, orelse)
         ends_body, ends_else = _always_leaves(stmt.body), _always_leaves(stmt.orelse)
@@ -747,6 +756,44 @@ class Inference:
             merged = body.joined(orelse)
         env.vars = merged.vars
 
+    def _narrow(self, test: ast.expr, env: Env, holds: bool) -> None:
+        """What a branch learns from its test: ``isinstance(t, torch.Tensor)`` (or not), ``x is None`` (or not).
+        A fact the test rules out is dropped in that branch, so no rule fires on code the guard keeps away from it
+        (``if not isinstance(t, torch.Tensor): t = torch.tensor(t)`` is not a torch.tensor of a tensor)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._narrow(test.operand, env, not holds)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if holds else ast.Or):
+            for value in test.values:  # all hold (an `and` taken) / none holds (an `or` not taken)
+                self._narrow(value, env, holds)
+            return
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
+                and env.scope.owner_of("isinstance") is None and len(test.args) == 2 \
+                and isinstance(test.args[0], ast.Name):
+            name, current = test.args[0].id, self._lookup(test.args[0].id, env)
+            if not self._is_tensor_class(test.args[1], env):
+                return
+            if holds and not isinstance(current, TensorValue):
+                env.vars[name] = TensorValue() if current is None or isinstance(current, SymbolicValue) else None
+            elif not holds and isinstance(current, TensorValue):
+                env.vars[name] = None  # not a tensor here, whatever was known
+            return
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
+                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None \
+                and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+            is_none = holds == isinstance(test.ops[0], ast.Is)
+            current = self._lookup(test.left.id, env)
+            if is_none:
+                env.vars[test.left.id] = ScalarValue("none", None)
+            elif isinstance(current, ScalarValue) and current.kind == "none":
+                env.vars[test.left.id] = None  # not None here
+
+    def _is_tensor_class(self, node: ast.expr, env: Env) -> bool:
+        """``torch.Tensor``, or a tuple holding it: isinstance(t, (torch.Tensor, np.ndarray)) narrows too."""
+        if isinstance(node, ast.Tuple):
+            return any(self._is_tensor_class(e, env) for e in node.elts) and all(
+                env.scope.qualname(e) is not None for e in node.elts)
+        return env.scope.qualname(node) in ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter")
+
     def _loop(self, stmt, env: Env) -> None:
         is_for = isinstance(stmt, (ast.For, ast.AsyncFor))
         iterable = self.eval(stmt.iter, env) if is_for else self.eval(stmt.test, env)
@@ -756,9 +803,28 @@ class Inference:
             self._loop_passes(stmt, is_for, iterable, state)
         finally:
             self._loop_depth -= 1
+        if is_for:
+            self._count_appends(stmt, iterable, env, state)
         self._exec_block(stmt.orelse, state)
         # The loop may run zero times: what holds after it is the join with what held before.
         env.vars = state.vars
+
+    def _count_appends(self, loop, iterable, before: Env, after: Env) -> None:
+        """``outs = []`` then ``for ... in range(n): outs.append(y)``: ``outs`` has n items (appended once per pass,
+        at the top of the body, with no ``break``/``continue`` that could skip it)."""
+        count = ops.iteration_length(self, loop.iter, iterable)
+        if count is None or any(isinstance(n, (ast.Break, ast.Continue)) for n in _own_nodes(loop)):
+            return
+        appended = [s.value.func.value.id for s in loop.body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                    and isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "append"
+                    and isinstance(s.value.func.value, ast.Name)]
+        for name in set(appended):
+            start, end = before.vars.get(name), after.vars.get(name)
+            if appended.count(name) != 1 or not (isinstance(start, SeqValue) and start.items is not None) \
+                    or not isinstance(end, SeqValue) or end.items is not None \
+                    or name in _names_assigned(loop.body) - {"<self>"}:
+                continue
+            after.vars[name] = SeqValue("list", element=end.element, length=len(start.items) + count)
 
     def _loop_passes(self, stmt, is_for: bool, iterable, state: Env) -> None:
         for _ in range(_LOOP_PASSES):
@@ -953,6 +1019,7 @@ class Inference:
     def _instance(self, name: str, call) -> InstanceValue:
         """``Name(args)`` of a class of this file: an instance, with its arguments by ``__init__`` parameter."""
         info = self.classes[name]
+        self._read("signature", name)  # how arguments bind depends on __init__ (or the dataclass fields)
         bindings = _bind_arguments(info.init, call, self) if info.init is not None else \
             (() if not call.args and not call.kwargs else None)
         if info.dataclass_fields is not None:
@@ -1139,6 +1206,11 @@ class Inference:
                 self._forget_shapes(env, func.value.id, result)
             if isinstance(receiver, SeqValue) and func.attr in _LIST_MUTATORS:
                 self._forget_list_items(env)
+                if func.attr == "append" and isinstance(func.value, ast.Name) and len(call.args) == 1 \
+                        and not call.starred:
+                    # What every item of the list now is: the items before (none, for a new list) and this one.
+                    each = call.args[0] if receiver.items == () else join(receiver.each, call.args[0])
+                    env.vars[func.value.id] = SeqValue("list", element=each)
             elif isinstance(receiver, ModuleValue) and isinstance(result, ModuleValue) \
                     and func.attr in ops.MODULE_CONVERSIONS and isinstance(func.value, ast.Name):
                 # `model.double()` converts the module in place: later reads see the new parameters.
@@ -1195,6 +1267,42 @@ class Inference:
             grown = ModuleValue(container.kind, container.params, container.config, None)
         self._bind(target, grown, env)
 
+    def _map(self, call, env: Env):
+        """``map(lambda t: rearrange(t, ...), qkv)``, ``map(torch.abs, deltas)``: the function applied to each item
+        of a sequence of known items (what ``q, k, v = map(...)`` unpacks). Inside the lambda, hover shows what
+        holds for every item."""
+        if call.starred or len(call.args) != 2 or call.kwargs:
+            return None
+        function, items = call.node.args[0], call.args[1]
+        if not isinstance(items, SeqValue) or items.items is None:
+            return None
+        results = []
+        if isinstance(function, ast.Lambda) and len(function.args.args) == 1 and not function.args.defaults \
+                and not (function.args.vararg or function.args.kwarg or function.args.kwonlyargs):
+            scope = self.index.scope_of_node.get(function, env.scope)
+            per_item = []
+            for item in items.items:
+                saved, self.values = self.values, {}
+                inner = Env(scope, {**env.vars, function.args.args[0].arg: item}, env.self_class)
+                try:
+                    results.append(self.eval(function.body, inner))
+                finally:
+                    per_item.append(self.values)
+                    self.values = saved
+            for node in set().union(*per_item) if per_item else ():  # what holds for every item
+                value = per_item[0].get(node)
+                for other in per_item[1:]:
+                    value = join(value, other.get(node))
+                if value is not None:
+                    self.values[node] = value
+        else:
+            qualname = env.scope.qualname(function)
+            if qualname is None:
+                return None
+            for item in items.items:
+                results.append(ops.call_qualified(self, qualname, ops.Call(call.node, [item], {}, False, env)))
+        return SeqValue("tuple", tuple(results))
+
     def _forget_list_items(self, env: Env) -> None:
         """A list changed in place (``rows.append(t)``): any name may alias it, so forget every list's items."""
         for key, value in list(env.vars.items()):
@@ -1208,6 +1316,8 @@ class Inference:
 
     def _call_name(self, name: str, call, env: Env):
         owner = env.scope.owner_of(name)
+        if owner is None and name == "map":
+            return self._map(call, env)
         if owner is None:
             return ops.call_builtin(self, name, call)
         if owner is self.index.module_scope:

@@ -189,9 +189,9 @@ def index_items(inf, node: ast.Subscript):
                     bounds.append(None)
                     continue
                 value = int_of(inf.values.get(bound))
-                if not isinstance(value, int):
+                if not isinstance(value, (int, Sym)):
                     return None
-                bounds.append(value)
+                bounds.append(value)  # a symbolic bound (`x[:T]`): the slice's length is then computed or fresh
             items.append(slice(*bounds))
         elif isinstance(part, ast.Constant) and part.value is None:
             items.append(None)
@@ -203,6 +203,9 @@ def index_items(inf, node: ast.Subscript):
                 items.append(value.value if value.value is not None else Sym.fresh("i"))
             elif isinstance(value, TensorValue) and value.dtype == DType.bool and value.shape is not None:
                 items.append(shapes.Mask(value.shape))
+            elif isinstance(value, SeqValue) and value.kind == "list" and value.items \
+                    and all(isinstance(int_of(i), int) and isinstance(i, ScalarValue) for i in value.items):
+                items.append(shapes.Take(tuple(int_of(i) for i in value.items)))  # x[:, [-1], :]
             else:
                 return None
     return items
@@ -218,7 +221,7 @@ def index_tensor(inf, node: ast.Subscript, tensor: TensorValue):
         return None
     if shape is None:
         return None
-    basic = not any(isinstance(i, shapes.Mask) for i in items)
+    basic = not any(isinstance(i, (shapes.Mask, shapes.Take)) for i in items)
     strides = layout.index_strides(tensor.shape, tensor.strides, items) if basic and tensor.strides else None
     return TensorValue(tensor.dtype, shape, tensor.device, strides if basic else None,
                        tensor.requires_grad, None if tensor.requires_grad is None else not tensor.requires_grad,

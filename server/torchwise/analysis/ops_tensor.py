@@ -183,7 +183,7 @@ def _tensor(inf, call: Call):
                            why, "copies the tensor")
     literal = literal_data(data)
     if literal is None:
-        return None
+        return _tensor_of_scalars(inf, call, data, device, grad)
     shape, kinds = literal
     default = dtypes.torch_tensor_literal_dtype(kinds, inf.default_float or DType.float32) if kinds else \
         inf.default_float
@@ -191,6 +191,19 @@ def _tensor(inf, call: Call):
         default = None
     dtype, why = _dtype(inf, call, default, _literal_why(kinds, default, inf))
     return make_tensor(inf, dtype, shape, device, grad, why, "copies the data")
+
+
+def _tensor_of_scalars(inf, call: Call, data, device, grad):
+    """``torch.tensor([loss_a, loss_b])`` of 0-d tensors: their values copied (the graph is cut, TW106), in the
+    dtype they promote to."""
+    items = data.items if isinstance(data, SeqValue) and data.kind in ("list", "tuple") else None
+    if not items or not all(isinstance(t, TensorValue) and t.shape == () and t.dtype is not None for t in items):
+        return None
+    dtype = items[0].dtype
+    for item in items[1:]:
+        dtype = dtypes.promote_types(dtype, item.dtype)
+    dtype, why = _dtype(inf, call, dtype, "promoted from the elements' dtypes")
+    return make_tensor(inf, dtype, (len(items),), device, grad, why, "copies the values")
 
 
 def _literal_why(kinds, dtype, inf) -> Optional[str]:
@@ -722,8 +735,12 @@ def _tensor_list(value) -> Optional[list]:
 
 @_register(TORCH_FUNCTIONS, "torch.cat", "torch.concat", "torch.concatenate", "torch.stack")
 def _cat(inf, call: Call):
-    tensors = _tensor_list(call.get(0, "tensors"))
+    given = call.get(0, "tensors")
+    tensors = _tensor_list(given)
     dim = int_of(call.get(1, "dim")) if call.given(1, "dim") else 0
+    if tensors is None and isinstance(given, SeqValue) and isinstance(given.element, TensorValue) \
+            and isinstance(dim, int):
+        return _joined_alike(inf, call, given, dim)
     if not tensors or not isinstance(dim, int):
         return None
     fn = shapes.stack if _callee_name(call) == "stack" else shapes.cat
@@ -741,6 +758,27 @@ def _cat(inf, call: Call):
     devices = {t.device for t in tensors}
     return derived(inf, tensors[0], *tensors[1:], dtype=dtype, shape=shape, why=why,
                    device=devices.pop() if len(devices) == 1 else None)
+
+
+def _joined_alike(inf, call: Call, items: SeqValue, dim: int):
+    """``torch.stack(outs)`` of a list whose items are all alike (appended in a loop, a comprehension): ``n`` of
+    them, ``n`` known from the loop or a size of its own (not 0: stacking nothing raises)."""
+    element = items.element
+    if element.shape is None:
+        return None
+    count = items.length if items.length is not None else Sym.fresh("n")
+    stack = _callee_name(call) == "stack"
+    try:
+        d = shapes.wrap_dim(dim, len(element.shape) + (1 if stack else 0), scalar_as_1d=not stack)
+    except shapes.ShapeError:
+        return None
+    if stack:
+        shape = (*element.shape[:d], count, *element.shape[d:])
+    elif not element.shape:
+        return None  # zero-dimensional tensors cannot be concatenated
+    else:
+        shape = (*element.shape[:d], count * element.shape[d], *element.shape[d + 1:])
+    return derived(inf, element, shape=shape, why=element.why, strides=None if not stack else "contiguous")
 
 
 def _callee_name(call: Call) -> str:
@@ -790,8 +828,8 @@ def _legacy(dtype: Optional[DType], device: Optional[str]):
             return None
         real_dtype = dtype or inf.default_float
         real_device = device or _device(inf, call)
-        if len(call.args) == 1 and literal_data(call.get(0)) is not None:
-            shape = literal_data(call.get(0))[0]
+        if len(call.args) == 1 and isinstance(call.get(0), SeqValue) and literal_data(call.get(0)) is not None:
+            shape = literal_data(call.get(0))[0]  # data; a single int is a size (torch.FloatTensor(16) is (16,))
             return make_tensor(inf, real_dtype, shape, real_device, False, "the legacy type's dtype", "copies the data")
         shape = dims_of(call.args) if call.args else (0,)
         if shape is None or not all(isinstance(int_of(a), int) or isinstance(int_of(a), Sym) for a in call.args):

@@ -628,6 +628,12 @@ class Mask:
     shape: MaybeShape
 
 
+@dataclass(frozen=True)
+class Take:
+    """A list of ints used as an index (``x[:, [-1], :]``): that dim becomes ``len(positions)``, in place."""
+    positions: tuple
+
+
 def _slice_length(size: Dim, item: slice) -> Dim:
     start, stop, step = item.start, item.stop, item.step
     if step is None:
@@ -657,9 +663,12 @@ def index(shape: MaybeShape, items: Sequence[object]) -> MaybeShape:
         return None
     items = tuple(items)
     masks = [it for it in items if isinstance(it, Mask)]
+    takes = [it for it in items if isinstance(it, Take)]
     if sum(1 for it in items if it is Ellipsis) > 1 or len(masks) > 1 or \
             any(it.shape is None or not it.shape for it in masks):
         return None
+    if takes and (len(takes) > 1 or masks or any(type(it) is int or isinstance(it, Sym) for it in items)):
+        return None  # several advanced indices broadcast together, and may move to the front: not followed
     consumed = sum(len(it.shape) if isinstance(it, Mask) else
                    0 if it is None or it is Ellipsis else 1 for it in items)
     if consumed > len(shape):
@@ -684,6 +693,14 @@ def index(shape: MaybeShape, items: Sequence[object]) -> MaybeShape:
             pos += len(it.shape)
         elif isinstance(it, slice):
             out.append(_slice_length(shape[pos], it))
+            pos += 1
+        elif isinstance(it, Take):
+            size = shape[pos]
+            for p in it.positions:
+                if type(size) is int and not -size <= p < size:
+                    raise ShapeError(f"index {p} is out of bounds for dimension {pos} with size {size}",
+                                     dim=pos, index=p, size=size)
+            out.append(len(it.positions))
             pos += 1
         elif type(it) is int:
             size = shape[pos]

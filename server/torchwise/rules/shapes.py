@@ -265,6 +265,53 @@ def _requested_shape(ctx: Context, nodes) -> Optional[tuple]:
     return tuple(dims) if dims else None
 
 
+class CatSizeMismatch(Rule):
+    local = True
+    call_names = frozenset({"cat", "concat", "concatenate", "stack"})
+    code = "TW506"
+    name = "cat-size-mismatch"
+    severity = Severity.ERROR
+    runtime_error = True
+    summary = ("Flags `torch.cat` / `torch.stack` of tensors whose sizes cannot line up: a different rank, or a "
+               "different size in a dimension other than the one joined (`stack`: in any dimension).")
+    why = ("`torch.cat` joins along one dimension, so every other dimension must match; `torch.stack` adds a new "
+           "one, so the tensors must have the same shape. PyTorch raises `Sizes of tensors must match except in "
+           "dimension 1` (or `stack expects each tensor to be equal size`). The usual cause is a missing "
+           "`unsqueeze`, a token concatenated along the wrong dim, or a batch of another size.")
+    valid = (
+        Valid("import torch\ncls = torch.zeros(8, 1, 64)\nx = torch.randn(8, 16, 64)\ny = torch.cat((cls, x), dim=1)\n"),
+        Valid("import torch\na = torch.randn(3, 4)\nb = torch.randn(3, 4)\ny = torch.stack([a, b], dim=0)\n"),
+        Valid("import torch\ndef f(B: int, N: int, D: int):\n"
+              "    return torch.cat([torch.zeros(B, 1, D), torch.randn(B, N, D)], dim=1)\n"),
+    )
+    invalid = (
+        Invalid("import torch\ncls = torch.zeros(1, 1, 64)\nx = torch.randn(8, 16, 64)\ny = torch.cat((cls, x), dim=1)\n"),
+        Invalid("import torch\na = torch.randn(3, 4)\nb = torch.randn(4, 3)\ny = torch.stack([a, b])\n"),
+        Invalid("import torch\nx = torch.randn(8, 16, 64)\ncls = torch.zeros(8, 64)\ny = torch.cat([cls, x], dim=1)\n"),
+        Invalid("import torch\ndef f(B: int, D: int):\n"
+                "    return torch.cat([torch.zeros(B, D), torch.zeros(B, D + 1)], dim=0)\nf(2, 3)\n"),
+    )
+
+    def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        qualname = scope.qualname(node.func)
+        if qualname not in ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack") or not node.args:
+            return
+        listed = ctx.value(node.args[0])
+        if not isinstance(listed, SeqValue) or not listed.items:
+            return
+        if not all(isinstance(t, TensorValue) and t.shape is not None for t in listed.items):
+            return
+        given = [k.value for k in node.keywords if k.arg == "dim"] + node.args[1:2]
+        dim = ctx.value(given[0]) if given else ScalarValue("int", 0)
+        if not (isinstance(dim, ScalarValue) and dim.kind == "int" and isinstance(dim.value, int)):
+            return
+        join = shapes.stack if qualname == "torch.stack" else shapes.cat
+        try:
+            join([t.shape for t in listed.items], dim.value)
+        except shapes.ShapeError as err:
+            yield self.finding(ctx, node, err.message)
+
+
 class IncompatibleDtypes(Rule):
     local = True
     code = "TW504"
@@ -381,4 +428,5 @@ class IndexOutOfRange(Rule):
                 yield self.finding(ctx, node, err.message)
 
 
-RULES = (ShapesDoNotBroadcast, MatmulShapeMismatch, ReshapeElementCount, IncompatibleDtypes, IndexOutOfRange)
+RULES = (ShapesDoNotBroadcast, MatmulShapeMismatch, ReshapeElementCount, CatSizeMismatch, IncompatibleDtypes,
+         IndexOutOfRange)
