@@ -164,11 +164,32 @@ class Explainer:
         if isinstance(node, ast.Attribute) and node.attr in ("T", "mT") and self._on_name(node, position):
             return self._shape_op(node, self.value(node.value), self.value(node), node.attr)
         if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
-            described = describe(self.value(node))
+            value = self.value(node)
+            described = describe(value)
             if described:
+                described += self._config_sizes(value)
                 name = self.source.text_of(self.source.span(node))
                 return f"**{name}**: {described}" if len(name) <= 40 else described
         return None
+
+    def _config_sizes(self, value) -> str:
+        """``- n_embd = 768, n_head = 12 by default (GPTConfig)``: the sizes a shape reads from a config, where the
+        file's config class gives them a default."""
+        if not isinstance(value, TensorValue) or value.shape is None:
+            return ""
+        defaults = self.inference.config_defaults()
+        named = {}
+        for dim in value.shape:
+            for symbol in getattr(dim, "symbols", ()):
+                for part in symbol.replace("//", " ").split():
+                    field = part.strip("()").rsplit(".", 1)[-1]
+                    if "." in part and field in defaults:
+                        named[field] = defaults[field]
+        if not named:
+            return ""
+        sizes = ", ".join(f"{name} = {number}" for name, (number, _) in sorted(named.items()))
+        owners = ", ".join(sorted({owner for _, owner in named.values()}))
+        return f"\n- {sizes} by default ({owners})"
 
     def _between(self, left: ast.AST, right: ast.AST, position: Position) -> bool:
         return self.source.span(left).end <= position <= self.source.span(right).start

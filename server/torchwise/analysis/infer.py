@@ -29,8 +29,8 @@ from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.scopes import ModuleIndex, Scope, ScopeKind
 from torchwise.analysis.values import (
-    InstanceValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue, TensorValue, join,
-    map_dims,
+    InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue,
+    TensorValue, join, map_dims,
 )
 
 _LIST_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -248,6 +248,16 @@ class Inference:
 
     def value(self, node: ast.AST):
         return self.values.get(node)
+
+    def config_defaults(self) -> dict:
+        """The int defaults of this file's config dataclasses (``n_embd: int = 768``), by field: a size read from a
+        config (``config.n_embd``) is that number wherever the config keeps its default."""
+        defaults = {}
+        for info in self.classes.values():
+            for name, default in info.dataclass_fields or ():
+                if isinstance(default, ast.Constant) and type(default.value) is int and _annotated_int(info.node, name):
+                    defaults.setdefault(name, (default.value, info.node.name))
+        return defaults
 
     # -- definitions ----------------------------------------------------------------------
     def _collect_definitions(self, tree: ast.Module) -> None:
@@ -1180,7 +1190,40 @@ class Inference:
         return None
 
     def _lambda(self, node: ast.Lambda, env: Env):
-        return None
+        """A lambda is a value that can be called: it captures the enclosing names its body reads (only names
+        bound once, whose value cannot change before it is called; others are unknown inside)."""
+        params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
+        free = {n.id for n in ast.walk(node.body) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - params
+        captured = tuple(sorted((name, self._lookup(name, env)) for name in free
+                                if name in env.vars and self._stable(name, env)))
+        try:
+            hash(captured)
+        except TypeError:
+            return None
+        return LambdaValue(node, captured)
+
+    def call_lambda(self, function: LambdaValue, call):
+        """``self.mlpf(x)`` of ``self.mlpf = lambda x: ...``: its body's value for these arguments."""
+        node = function.node
+        args = node.args
+        if call.starred or call.kwargs or args.vararg or args.kwarg or args.kwonlyargs or args.defaults \
+                or len(call.args) != len(args.posonlyargs) + len(args.args) or node in self._active:
+            return None
+        scope = self.index.scope_of_node.get(node)
+        if scope is None:
+            return None
+        names = [a.arg for a in (*args.posonlyargs, *args.args)]
+        env = Env(scope, {**dict(function.captured), **dict(zip(names, call.args))})
+        saved, loop_depth = self.values, self._loop_depth
+        self.values, self._loop_depth = {}, 0
+        self._specializing += 1
+        self._active.append(node)
+        try:
+            return self.eval(node.body, env)
+        finally:
+            self._active.pop()
+            self._specializing -= 1
+            self.values, self._loop_depth = saved, loop_depth
 
     def _call(self, node: ast.Call, env: Env):
         func = node.func

@@ -21,8 +21,8 @@ from torchwise.analysis.tensors import (  # noqa: F401  (the vocabulary, re-expo
     same_device, size_value,
 )
 from torchwise.analysis.values import (
-    DeviceValue, DtypeValue, InstanceValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue,
-    SymbolicValue, TensorValue,
+    DeviceValue, DtypeValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue,
+    SeqValue, SymbolicValue, TensorValue,
 )
 
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -427,6 +427,8 @@ def call_value(inf, callee, call: Call):
         return ops_nn.call_module(inf, callee, call)
     if isinstance(callee, InstanceValue):
         return inf.call_instance(callee, call)  # a module of this file: its forward, with these arguments
+    if isinstance(callee, LambdaValue):
+        return inf.call_lambda(callee, call)
     return None
 
 
@@ -482,7 +484,30 @@ def from_annotation(inf, annotation: ast.expr, scope, name: str):
         base = scope.qualname(annotation.value)
         if base and base.startswith("jaxtyping."):
             return _jaxtyping(inf, base.rsplit(".", 1)[1], annotation, scope)
+        if base == "torchtyping.TensorType":
+            return _torchtyping(annotation, scope)
     return None
+
+
+def _torchtyping(annotation: ast.Subscript, scope):
+    """``TensorType["batch", "seq", 512, float]``: named and fixed dims, and a dtype."""
+    parts = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+    dims, dtype = [], None
+    for part in parts:
+        if isinstance(part, ast.Constant) and isinstance(part.value, str) and part.value.isidentifier():
+            dims.append(Sym.var(part.value))
+        elif isinstance(part, ast.Constant) and type(part.value) is int and part.value >= 0:
+            dims.append(part.value)
+        elif isinstance(part, ast.Name) and part.id in ("float", "int", "bool") and scope.owner_of(part.id) is None:
+            dtype = {"float": None, "int": DType.int64, "bool": DType.bool}[part.id]  # float: whichever default
+        elif scope.qualname(part) is not None and qualified_constant(scope.qualname(part)) is not None:
+            constant_value = qualified_constant(scope.qualname(part))
+            if not isinstance(constant_value, DtypeValue):
+                return TensorValue()
+            dtype = constant_value.dtype
+        else:
+            return TensorValue(dtype)  # `...`, `"batch": 3`, slices: the rank is not fixed
+    return TensorValue(dtype, tuple(dims))
 
 
 def _jaxtyping(inf, kind: str, annotation: ast.Subscript, scope):

@@ -229,15 +229,13 @@ def _masked_fill(inf, op: Op, bound: dict):
         return None  # masked_fill only takes a bool mask
     if isinstance(value, TensorValue) and (value.shape is None or value.shape != ()):
         return None  # a tensor value must be 0-d
-    if x.shape is not None and mask.shape is not None:
-        try:
-            if shapes.broadcast(x.shape, mask.shape) != tuple(x.shape):
-                return None  # the mask must broadcast to the input's shape
-        except shapes.ShapeError:
-            return None
-    elif x.shape is None:
+    if x.shape is None or mask.shape is None:
         return None
-    return derived(inf, x, *[v for v in (value,) if isinstance(v, TensorValue)])
+    try:
+        shape = shapes.broadcast(x.shape, mask.shape)  # out of place, the input and the mask broadcast together
+    except shapes.ShapeError:
+        return None
+    return derived(inf, x, *[v for v in (value,) if isinstance(v, TensorValue)], shape=shape)
 
 
 _KERNELS = {"add": _binary, "sub": _binary, "mul": _binary, "div": _binary, "pow": _binary, "mod": _binary,

@@ -139,6 +139,14 @@ class InstanceValue:
 
 
 @dataclass(frozen=True)
+class LambdaValue:
+    """``lambda x: m.dropout(m.c_proj(x))``: called, its body runs with the arguments and the names it captured."""
+
+    node: Any = field(repr=False)  # the ast.Lambda
+    captured: tuple = ()  # ((name, value), ...): the enclosing names its body reads, each bound once
+
+
+@dataclass(frozen=True)
 class MappingValue:
     """``dict(a=x, b=y)`` or ``{"a": x}`` with string keys."""
 
@@ -146,7 +154,7 @@ class MappingValue:
 
 
 Value = Union[TensorValue, NdarrayValue, ScalarValue, SeqValue, DeviceValue, DtypeValue, ModuleValue,
-              InstanceValue, SymbolicValue, MappingValue]
+              InstanceValue, SymbolicValue, MappingValue, LambdaValue]
 
 
 def join(a, b):
@@ -216,6 +224,8 @@ def map_dims(value, f):
         return InstanceValue(value.class_name, tuple((n, map_dims(v, f)) for n, v in value.bindings), value.token)
     if isinstance(value, MappingValue):
         return MappingValue(tuple((k, map_dims(v, f)) for k, v in value.items))
+    if isinstance(value, LambdaValue):
+        return LambdaValue(value.node, tuple((k, map_dims(v, f)) for k, v in value.captured))
     return value
 
 
