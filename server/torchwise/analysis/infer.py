@@ -21,6 +21,7 @@ answer again, which is exactly when analysing it again would give the same facts
 from __future__ import annotations
 
 import ast
+import heapq
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
@@ -337,21 +338,33 @@ class Inference:
 
     def _callers_first(self) -> list:
         """Every method and function, each after the units that call it (file order otherwise; a cycle is cut
-        where it starts in the file)."""
+        where it starts in the file). Kahn's order over the call graph: linear in its edges."""
         units = [m for c in self.classes.values() for m in c.method_infos.values()] + list(self.functions.values())
         position = {id(u): i for i, u in enumerate(units)}
-        callees = {id(u): self._callees_of(u) for u in units}
-        self._callers = {id(u): [c for c in units if id(u) in {id(x) for x in callees[id(c)]}] for u in units}
-        waiting = {id(u): {id(c) for c in self._callers[id(u)]} - {id(u)} for u in units}
-        done: set = set()
-        order = []
+        callees = {id(u): {id(x) for x in self._callees_of(u)} - {id(u)} for u in units}
+        callers: dict = {id(u): [] for u in units}
+        for u in units:
+            for callee in callees[id(u)]:
+                callers[callee].append(u)
+        self._callers = callers
+        waiting = {key: len(found) for key, found in callers.items()}
+        ready = [position[key] for key, count in waiting.items() if count == 0]
+        heapq.heapify(ready)
+        done, order, cut = set(), [], 0
         while len(order) < len(units):
-            ready = [u for u in units if id(u) not in done and not (waiting[id(u)] - done)]
             if not ready:  # a cycle: take the first remaining unit in the file
-                ready = [next(u for u in units if id(u) not in done)]
-            chosen = min(ready, key=lambda u: position[id(u)])
+                while id(units[cut]) in done:
+                    cut += 1
+                heapq.heappush(ready, cut)
+            chosen = units[heapq.heappop(ready)]
+            if id(chosen) in done:
+                continue
             done.add(id(chosen))
             order.append(chosen)
+            for callee in callees[id(chosen)]:
+                waiting[callee] -= 1
+                if waiting[callee] == 0 and callee not in done:
+                    heapq.heappush(ready, position[callee])
         return order
 
     def _callees_of(self, unit) -> list:
