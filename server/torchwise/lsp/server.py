@@ -22,6 +22,7 @@ from torchwise.lsp import documents
 from torchwise.lsp.convert import from_lsp_position, to_diagnostic, to_lsp_range
 from torchwise.lsp.documents import Checked
 from torchwise.lsp.settings import EditorSettings, parse_settings
+from torchwise.lsp.unchanged import statement_ends
 
 BENCHMARK_COMMAND = "torchwise.benchmarkLoop"  # the spec's name (torchwise.bench.service.COMMAND)
 # Typing pauses shorter than this are not worth an analysis. TORCHWISE_DEBOUNCE_MS overrides it
@@ -30,6 +31,9 @@ DEBOUNCE_S = float(os.environ.get("TORCHWISE_DEBOUNCE_MS", "100")) / 1000
 # Documents whose analysis (tree, facts, fixes) stays in memory; the others keep their diagnostics, and are
 # analysed again when a request needs them (50 open 1,000-line files would hold 150+ MB otherwise).
 ANALYSES_KEPT = 8
+# A request that reads the analysis (hover, actions, lenses) waits this long for the check in flight (the
+# first one after didOpen, or the one after an edit), then answers from what there is.
+ANALYSIS_WAIT_S = 5.0
 
 
 class TorchwiseServer(LanguageServer):
@@ -41,14 +45,14 @@ class TorchwiseServer(LanguageServer):
         self.settings = EditorSettings()
         self.checked: dict[str, Checked] = {}  # last analysis that parsed, per open document
         self.pending: dict[str, asyncio.Task] = {}
-        self.broken: set[str] = set()  # documents that do not parse right now
+        self.broken: dict[str, int | None] = {}  # documents that do not parse right now: the version that does not
         # One worker: analyses run one at a time, off the event loop so messages keep flowing.
         self.analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchwise-analysis")
         self._config_problems: set[str] = set()
         self.folder_settings: dict[str, EditorSettings] = {}  # multi-root: each folder's own settings
         self.folder_requests: dict[str, asyncio.Future] = {}
         self._bench = None  # the benchmark service, made (and its modules imported) on first use
-        self.recent: list[str] = []  # units whose analysis is kept, most recent last
+        self.recent: list[str] = []  # units whose analyses are kept, most recent last
 
     # -- logging ----------------------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
@@ -127,7 +131,7 @@ class TorchwiseServer(LanguageServer):
             config = self.rule_config(snap.path, await self.settings_for(uri))
             loop = asyncio.get_running_loop()
             previous = self.checked.get(uri)
-            reuse = previous.analysis if previous is not None else None  # None when dropped to save memory
+            reuse = _reusable(previous, snap)
             analysis = await loop.run_in_executor(
                 self.analysis_pool, analyze, snap.text, snap.path or uri, config, ALL_RULES, reuse)
         except asyncio.CancelledError:
@@ -143,14 +147,14 @@ class TorchwiseServer(LanguageServer):
         if analysis.parse_error is not None:
             # Half-typed code is normal: keep showing the last good diagnostics.
             if uri not in self.broken:
-                self.broken.add(uri)
                 error = analysis.parse_error
                 self.log(f"{uri}: does not parse yet (line {error.position.line + 1}: {error.message}); "
                          "keeping the previous diagnostics")
+            self.broken[uri] = snap.version
             return
-        self.broken.discard(uri)
-        checked = Checked(snap.version, analysis, snap.cells, config)
-        self.checked[uri] = checked
+        self.broken.pop(uri, None)
+        self.checked[uri] = Checked(snap.version, analysis, snap.text, snap.path, snap.cells, config, snap.left_out,
+                                    whole=documents.last_whole(previous, snap.left_out))
         self._keep_recent(uri)
         if snap.cells is None:
             self.publish(uri, snap.version, [to_diagnostic(analysis.source.lines, f, f.span, self.encoding)
@@ -158,7 +162,7 @@ class TorchwiseServer(LanguageServer):
             return
         for cell in snap.cells.cells:
             doc = documents.text_document(self.workspace, cell.key)
-            cell_view = documents.view(self.workspace, self.checked, cell.key)
+            cell_view = documents.view(self.workspace, self.checked[uri], cell.key)
             if doc is None or cell_view is None:
                 continue
             self.publish(cell.key, doc.version, [to_diagnostic(cell_view.lines, f, span, self.encoding)
@@ -180,28 +184,49 @@ class TorchwiseServer(LanguageServer):
                                   device=self.settings.benchmark_device, sizes=dict(self.settings.benchmark_sizes))
 
     def _keep_recent(self, unit: str) -> None:
-        """Keep the analyses of the documents in use only: drop the least recently used beyond ANALYSES_KEPT."""
+        """Keep the analyses of the documents in use only: drop those of the least recently used beyond
+        ANALYSES_KEPT (a notebook's last whole analysis, kept while cells do not parse, counts too)."""
         if unit in self.recent:
             self.recent.remove(unit)
         self.recent.append(unit)
-        while len(self.recent) > ANALYSES_KEPT:
+        while self._analyses_held() > ANALYSES_KEPT and len(self.recent) > 1:
             old = self.checked.get(self.recent.pop(0))
             if old is not None:
                 old.analysis = None
+                if old.whole is not None:
+                    old.whole.analysis = None
 
-    async def _restore(self, unit: str, checked: Checked) -> None:
-        """Analyse a document again whose analysis was dropped, when its text is still the one checked
-        (in the analysis thread: a large file takes a few hundred ms the event loop must not wait)."""
-        snap = documents.snapshot(self.workspace, unit)
-        if snap is None or snap.version != checked.version:
+    def _analyses_held(self) -> int:
+        """Whole analyses in memory: one per recent unit, two for a notebook that keeps its last whole one."""
+        held = [self.checked.get(unit) for unit in self.recent]
+        return sum((c.analysis is not None) + (c.whole is not None and c.whole.analysis is not None)
+                   for c in held if c is not None)
+
+    async def _checks_done(self, unit: str) -> None:
+        """Wait for the check of ``unit`` in flight, and any that replaces it meanwhile (typing goes on),
+        for at most ANALYSIS_WAIT_S."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + ANALYSIS_WAIT_S
+        while True:
+            task = self.pending.get(unit)
+            left = deadline - loop.time()
+            if task is None or task.done() or left <= 0:
+                return
+            await asyncio.wait({task}, timeout=left)
+
+    async def _in_memory(self, unit: str, checked: Checked) -> None:
+        """Mark ``checked`` in use, analysing its text again first if its analysis was dropped to save memory."""
+        if checked.analysis is not None:
+            self._keep_recent(unit)
             return
-        try:
+        try:  # in the analysis thread: a large file takes a few hundred ms the event loop must not wait
             analysis = await asyncio.get_running_loop().run_in_executor(
-                self.analysis_pool, analyze, snap.text, snap.path or unit, checked.config, ALL_RULES)
+                self.analysis_pool, analyze, checked.text, checked.path or unit, checked.config, ALL_RULES)
         except Exception:  # as in _check: a bug of ours is logged, the request gets no answer
             self.log(f"torchwise: analysis of {unit} failed:\n{traceback.format_exc()}", types.MessageType.Error)
             return
-        if checked.analysis is None and self.checked.get(unit) is checked:
+        current = self.checked.get(unit)
+        if checked.analysis is None and current is not None and checked in (current, current.whole):
             checked.analysis = analysis
             self._keep_recent(unit)
 
@@ -210,24 +235,66 @@ class TorchwiseServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
 
     async def view(self, uri: str) -> documents.View | None:
-        """``uri`` seen through the analysis of exactly the text the editor has now (edits against
-        older text would corrupt it)."""
+        """``uri`` seen through the analysis of exactly the text the editor has now (edits against older
+        text would corrupt it), once the check in flight is done."""
+        unit = documents.unit_of(self.workspace, uri)
+        await self._checks_done(unit)
+        checked = self.checked.get(unit)
+        if checked is None or checked.version != documents.current_version(self.workspace, unit):
+            return None
+        await self._in_memory(unit, checked)
+        return documents.view(self.workspace, self.checked.get(unit), uri)
+
+    async def reading_view(self, uri: str) -> documents.View | None:
+        """For requests that only read facts (hover, lenses): ``view``, else, while ``uri`` does not parse,
+        the last analysis whose text did, through the lines unchanged since."""
+        found = await self.view(uri)
+        if found is not None:
+            return found
+        unit = documents.unit_of(self.workspace, uri)
+        kept = self.last_good(uri)
+        if kept is None:
+            return None
+        await self._in_memory(unit, kept)
+        if self.last_good(uri) is not kept:
+            return None  # edited meanwhile: a check of the new text is on its way
+        return documents.remapped_view(self.workspace, kept, uri)
+
+    def does_not_parse(self, uri: str) -> bool:
+        """Whether the current text of ``uri`` is known not to parse: its file's (or notebook's), or its
+        notebook cell's, which the notebook's analysis then leaves out."""
+        unit = documents.unit_of(self.workspace, uri)
+        version = documents.current_version(self.workspace, unit)
+        if self.broken.get(unit) == version:
+            return True
+        checked = self.checked.get(unit)
+        return checked is not None and checked.version == version and uri in checked.left_out
+
+    def last_good(self, uri: str) -> Checked | None:
+        """While ``uri`` does not parse: the last analysis that had its text parsing, if any."""
         unit = documents.unit_of(self.workspace, uri)
         checked = self.checked.get(unit)
-        if checked is not None and checked.analysis is None:
-            await self._restore(unit, checked)
-        elif checked is not None:
-            self._keep_recent(unit)  # in use: keep it
-        return documents.view(self.workspace, self.checked, uri)
+        if checked is None or unit in self.pending or not self.does_not_parse(uri):
+            return None  # (a check in flight may build on that analysis, moving its tree's line numbers)
+        # A unit that does not parse keeps its last good analysis; a cell left out, the notebook's last whole one.
+        return checked if unit in self.broken else checked.whole
 
     def forget(self, unit: str) -> None:
         task = self.pending.pop(unit, None)
         if task is not None:
             task.cancel()
         self.checked.pop(unit, None)
-        self.broken.discard(unit)
+        self.broken.pop(unit, None)
         if unit in self.recent:
             self.recent.remove(unit)
+
+
+def _reusable(previous: Checked | None, snap: documents.Snapshot):
+    """The analysis the next one may build on (reusing its tree moves its statements' line numbers in
+    place): not one a notebook may keep as the last that had the cells now left out."""
+    if previous is None or previous.cells_among(snap.left_out):
+        return None
+    return previous.analysis  # None when dropped to save memory
 
 
 server = TorchwiseServer()
@@ -386,19 +453,24 @@ def _suppress_action(ls: TorchwiseServer, view: documents.View, finding: Finding
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 async def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover | None:
-    """Support Hover: dtype (and why), shape, device, contiguity, broadcasting, view-or-copy."""
-    view = await ls.view(params.text_document.uri)
+    """Support Hover: dtype (and why), shape, device, contiguity, broadcasting, view-or-copy. While the file
+    does not parse, code unchanged since it last did is explained from that analysis."""
+    view = await ls.reading_view(params.text_document.uri)
     if view is None:
         return None
     analysis = view.checked.analysis
     position = view.to_unit(from_lsp_position(view.lines, params.position, ls.encoding))
+    if position is None:
+        return None  # a line changed since the analysis: nothing is known about it
     try:
         found = Explainer(analysis.source, analysis.facts).hover(position)
     except Exception:  # hover must never break the server
         ls.log(f"torchwise: hover failed:\n{traceback.format_exc()}", types.MessageType.Error)
         return None
+    # Nothing measured before the service exists; and results are matched to the text analysed, which, seen
+    # from an older one, could be of a loop that changed since (the lens still shows its result).
     measured = ls._bench.hover(view.unit, analysis.source.text, position.line) \
-        if ls._bench is not None else None  # nothing measured before the service exists
+        if ls._bench is not None and view.is_current else None
     local = view.to_local(found[1]) if found is not None else None
     if measured and local is None:
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=measured))
@@ -412,15 +484,18 @@ async def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover |
 
 @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
 async def code_lens(ls: TorchwiseServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-    """Support code lenses: "Benchmark loop vs vectorized" on each fixable loop, or its last result."""
-    view = await ls.view(params.text_document.uri)
+    """Support code lenses: "Benchmark loop vs vectorized" on each fixable loop, or its last result. While
+    the file does not parse, loops unchanged since it last did keep theirs."""
+    view = await ls.reading_view(params.text_document.uri)
     if view is None:
         return []
     analysis = view.checked.analysis
     lenses = []
+    found = ls.bench.lenses(view.unit, analysis.source.text, analysis)
+    ends = statement_ends(analysis.source.tree, {lens.line for lens in found})
     # Lenses are found on the file, or on the notebook's cells as one module: shown in the cell they are in.
-    for lens in ls.bench.lenses(view.unit, analysis.source.text, analysis):
-        at = view.to_local(Span(Position(lens.line, 0), Position(lens.line, 0)))
+    for lens in found:
+        at = view.to_local(Span(Position(lens.line, 0), Position(ends.get(lens.line, lens.line), 0)))
         if at is None:
             continue
         where = types.Position(line=at.start.line, character=0)
@@ -438,6 +513,8 @@ def _no_result(message: str) -> dict:
 async def benchmark_loop(ls: TorchwiseServer, uri: str, line: int) -> dict:
     """Run the loop on ``line`` (0-based) and its vectorized rewrite in the user's Python; show the timing."""
     view = await ls.view(uri)
+    if view is None and ls.does_not_parse(uri):
+        return _no_result("torchwise: the code does not parse right now; run the benchmark once it does")
     if view is None:
         return _no_result("torchwise: the file is being analysed; try again in a moment")
     unit = view.unit  # a notebook's cells run as one module, in order
