@@ -165,6 +165,9 @@ class Inference:
         self._previous_units = previous._units if previous is not None and previous._bindings == self._bindings \
             else {}
         self._units: dict = {}  # unit node -> _UnitRecord
+        # What each def's code names, kept for the defs the incremental parse reused.
+        self._uses: dict = dict(previous._uses) if previous is not None else {}
+        self._int_cache: dict = dict(previous._int_cache) if previous is not None else {}
         self._reads: Optional[list] = None  # while a unit runs: what it reads from outside itself
         self._calls: Optional[list] = None
         self._unit_class: Optional[str] = None  # the class being analysed as a unit
@@ -190,7 +193,8 @@ class Inference:
             self._unit(info, float_default, None)
         # Then every method and function, callers before callees: a callee's parameters take the facts of its
         # call sites, once all of them have been seen.
-        for info in self._callers_first():
+        self._callers_order = self._callers_first()
+        for info in self._callers_order:
             self._unit(info, float_default, self._call_sites_for(info))
         for info in self.classes.values():
             if info.node in self._reused_units and all(m.node in self._reused_units
@@ -198,6 +202,7 @@ class Inference:
                 self.reused.add(info.node)
         self.reused |= {f.node for f in self.functions.values() if f.node in self._reused_units}
         self._previous_units = {}  # what was not reused is garbage now
+        self._uses = {unit.node: self._uses[unit.node] for unit in self._callers_order if unit.node in self._uses}
         self.default_float, self.default_float_why, self.default_device, self.grad_enabled = module_defaults
         self._in_function = False
         self._units_pending = False
@@ -276,8 +281,10 @@ class Inference:
                 self.classes[stmt.name] = info
         # Fields a config class of this file declares as ints (`n_embd: int = 768`): `config.n_embd` is one.
         self.int_fields = frozenset(name for info in self.classes.values() for name, _ in info.dataclass_fields or ()
-                                    if _annotated_int(info.node, name)) | _int_uses(self.index)[1]
-        self._int_names = _int_uses(self.index)[0]
+                                    if _annotated_int(info.node, name))
+        self._int_names, attributes = _int_uses(self.index, self._int_cache)
+        self.int_fields |= attributes
+        self._int_cache = {stmt: self._int_cache[stmt] for stmt, _, _ in self.index.top_level}
         # An nn.Module subclass, directly or through this file's own base classes (`class Block(MyModule)`).
         for info in self.classes.values():
             info.is_module = self._subclasses_module(info.node, module_scope, set())
@@ -370,23 +377,31 @@ class Inference:
     def _callees_of(self, unit) -> list:
         """The units a method or function may call: this file's functions and classes it names, its own class's
         methods through ``self``, and the forward (and other methods) of every module its instance holds."""
-        found = []
-        classes = set()
-        for node in _own_nodes(unit.node):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                if node.func.id in self.functions:
-                    found.append(self.functions[node.func.id])
-                elif node.func.id in self.classes:
-                    classes.add(node.func.id)
-            elif isinstance(node, ast.Name) and node.id in self.classes:
-                classes.add(node.id)
-            elif isinstance(unit, MethodInfo) and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                    and node.value.id == "self" and node.attr in unit.owner.method_infos:
-                found.append(unit.owner.method_infos[node.attr])
+        called, named, through_self = self._names_used(unit.node)
+        found = [self.functions[name] for name in called if name in self.functions]
+        classes = {name for name in named if name in self.classes}
         if isinstance(unit, MethodInfo):
+            found += [unit.owner.method_infos[name] for name in through_self if name in unit.owner.method_infos]
             classes |= _classes_in(unit.owner.attrs.values())
         for name in classes:
             found.extend(self.classes[name].method_infos.values())
+        return found
+
+    def _names_used(self, node) -> tuple:
+        """(names called, names mentioned, ``self.<attr>`` read) in a def's own code; kept per def between
+        analyses (an unchanged def is the very same node)."""
+        found = self._uses.get(node)
+        if found is None:
+            called, named, through_self = set(), set(), set()
+            for sub in _own_nodes(node):
+                kind = sub.__class__
+                if kind is ast.Call and sub.func.__class__ is ast.Name:
+                    called.add(sub.func.id)
+                elif kind is ast.Name:
+                    named.add(sub.id)
+                elif kind is ast.Attribute and sub.value.__class__ is ast.Name and sub.value.id == "self":
+                    through_self.add(sub.attr)
+            found = self._uses[node] = (frozenset(called), frozenset(named), frozenset(through_self))
         return found
 
     def _record_unit(self, info, float_default, sites, inputs) -> _UnitRecord:
@@ -1608,16 +1623,27 @@ _INT_SIZE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "new_zeros
 _INT_SIZE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand"})
 
 
-def _int_uses(index: ModuleIndex) -> tuple:
+def _int_uses(index: ModuleIndex, cache: dict) -> tuple:
     """Where names are used as ints only (``nn.Linear(dim, hidden)``, ``x.view(B, T, n_head, -1)``, ``range(n)``):
     per function, those names; for the whole file, the attribute names so used (``config.n_embd``). Such a name
-    is an int wherever it holds one value, so `torch.zeros(n_embd)` is a 1-d tensor, not a shape by name."""
-    cached = getattr(index, "_torchwise_int_uses", None)
-    if cached is not None:
-        return cached
+    is an int wherever it holds one value, so `torch.zeros(n_embd)` is a 1-d tensor, not a shape by name.
+    ``cache``: each top-level statement's share, kept between analyses (a reused statement is the same node)."""
     names: dict = {}
     attributes: set = set()
-    for node, scope in index.nodes:
+    for stmt, start, end in index.top_level:
+        found = cache.get(stmt)
+        if found is None:
+            found = cache[stmt] = _int_uses_in(index.nodes[start:end])
+        for function, used in found[0].items():
+            names.setdefault(function, set()).update(used)
+        attributes |= found[1]
+    return names, frozenset(attributes)
+
+
+def _int_uses_in(nodes) -> tuple:
+    names: dict = {}
+    attributes: set = set()
+    for node, scope in nodes:
         if node.__class__ is not ast.Call:
             continue
         func = node.func
@@ -1636,9 +1662,7 @@ def _int_uses(index: ModuleIndex) -> tuple:
                     names.setdefault(_function_node(scope), set()).add(part.id)
                 elif isinstance(part, ast.Attribute):
                     attributes.add(part.attr)
-    result = (names, frozenset(attributes))
-    index._torchwise_int_uses = result
-    return result
+    return names, attributes
 
 
 def _function_node(scope: Scope):
