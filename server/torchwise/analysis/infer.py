@@ -25,7 +25,7 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
-from torchwise.analysis import dims, ops
+from torchwise.analysis import dims, ops, ops_einops
 from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.scopes import ModuleIndex, Scope, ScopeKind
@@ -167,7 +167,9 @@ class Inference:
         self._units: dict = {}  # unit node -> _UnitRecord
         # What each def's code names, kept for the defs the incremental parse reused.
         self._uses: dict = dict(previous._uses) if previous is not None else {}
-        self._int_cache: dict = dict(previous._int_cache) if previous is not None else {}
+        # (Where names are used as ints depends on what the module's names are bound to: kept while that holds.)
+        self._int_cache: dict = dict(previous._int_cache) if previous is not None \
+            and previous._bindings == self._bindings else {}
         self._reads: Optional[list] = None  # while a unit runs: what it reads from outside itself
         self._calls: Optional[list] = None
         self._unit_class: Optional[str] = None  # the class being analysed as a unit
@@ -684,6 +686,28 @@ class Inference:
             return
         shape = tuple(self._size_symbol(e, env) for e in target.elts)
         env.vars[owner] = TensorValue(shape=shape)
+
+    def _shape_by_pattern(self, qualname, callee, call, env: Env) -> None:
+        """``rearrange(img, 'b c (h p1) (w p2) -> ...', p1=ph, p2=pw)`` (or a Rearrange layer, first in its
+        Sequential) where nothing is known of ``img``: ``img`` has the pattern's shape, ``(b, c, h*ph, w*pw)``,
+        from here on (einops raises for any other rank). Its axes are named after the pattern's."""
+        first = call.node.args[0] if call.node.args else None
+        if not isinstance(first, ast.Name) or not call.args or call.starred \
+                or (call.args[0] is not None and not isinstance(call.args[0], SymbolicValue)):
+            return
+        request = ops_einops.input_pattern(self, qualname, callee, call)
+        if request is None:
+            return
+        pattern, axes = request
+        line = call.node.lineno
+
+        def symbol(axis: str) -> Sym:
+            return Sym.fresh(axis) if self._specializing else Sym.var(f"{axis}@L{line}")
+        shape = ops_einops.pattern_input_shape(pattern, axes, symbol)
+        if shape is not None:
+            value = TensorValue(shape=shape)
+            env.vars[first.id] = value
+            call.args[0] = value
 
     def _size_symbol(self, target: ast.expr, env: Env) -> Sym:
         """The symbol for a size bound to ``target``: its own name where that name is bound once (so the symbol
@@ -1264,6 +1288,7 @@ class Inference:
         call = ops.Call(node, args, kwargs, starred, env)
         qualname = env.scope.qualname(func)
         if qualname is not None:
+            self._shape_by_pattern(qualname, None, call, env)
             return ops.call_qualified(self, qualname, call)
         if isinstance(func, ast.Attribute):
             receiver = self.eval(func.value, env)
@@ -1313,6 +1338,7 @@ class Inference:
         attribute = self.instance_attribute(instance, name) if name not in self._method_names(instance) else None
         if attribute is not None:
             self.values[func] = attribute
+            self._shape_by_pattern(None, attribute, call, env)
             return ops.call_value(self, attribute, call)
         if name in ("to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"):
             return instance  # a module converts itself in place and returns itself
@@ -1657,12 +1683,21 @@ def _int_uses_in(nodes) -> tuple:
             count = _INT_ARGUMENTS.get(qualname, 0) or (len(node.args) if qualname in _INT_SIZE_FACTORIES
                                                          and len(node.args) >= 2 else 0)
         for arg in node.args[:count]:
-            for part in ast.walk(arg):  # `3 * config.n_embd`, `dim_head * heads`: every name in it
+            for part in _size_leaves(arg):  # `3 * config.n_embd`, `dim_head * heads`: the sizes in it
                 if isinstance(part, ast.Name):
                     names.setdefault(_function_node(scope), set()).add(part.id)
-                elif isinstance(part, ast.Attribute):
+                else:
                     attributes.add(part.attr)
     return names, attributes
+
+
+def _size_leaves(node: ast.expr) -> list:
+    """The names and attributes an int expression is made of (through + - * // and unary minus)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+        return _size_leaves(node.left) + _size_leaves(node.right)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _size_leaves(node.operand)
+    return [node] if isinstance(node, (ast.Name, ast.Attribute)) else []
 
 
 def _function_node(scope: Scope):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from torchwise.analysis import dims, dtypes, layout, ops_families, ops_nn, ops_numpy, ops_tensor, optable, shapes
+from torchwise.analysis import ops_einops  # noqa: F401  (registers einops.* in TORCH_FUNCTIONS)
 from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.optable import Family

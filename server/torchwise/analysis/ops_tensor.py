@@ -10,6 +10,7 @@ from torchwise.analysis import dtypes, layout, shapes
 from torchwise.analysis.dims import Sym, fmt_dim
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.legacy import LEGACY_CONSTRUCTORS
+from torchwise.analysis.ops_einops import sublist_as_equation
 from torchwise.analysis.tensors import (
     TENSOR_METHODS, TORCH_FUNCTIONS, Call, combine_devices, derived, device_arg, dims_of, dtype_arg, elementwise,
     inplace_result, int_of, literal_data, make_tensor, matmul_values, normalize_device, same_device, size_of,
@@ -517,6 +518,10 @@ for _kind in ("matmul", "mm", "bmm", "dot", "mv"):
 
 @_register(TORCH_FUNCTIONS, "torch.einsum")
 def _einsum(inf, call: Call):
+    if isinstance(call.get(0), TensorValue):  # the sublist form: einsum(a, [0, 1], b, [1, 2], [0, 2])
+        call = sublist_as_equation(call)
+        if call is None:
+            return None
     equation = call.get(0)
     operands = call.args[1:]
     if len(operands) == 1 and isinstance(operands[0], SeqValue) and operands[0].items is not None:

@@ -723,7 +723,9 @@ def _parse_subscripts(term: str, equation: str) -> List[str]:
     labels: List[str] = []
     i = 0
     while i < len(term):
-        if term.startswith(_ELLIPSIS, i):
+        if term[i] == " ":  # spaces separate labels; they never join dots into an ellipsis
+            i += 1
+        elif term.startswith(_ELLIPSIS, i):
             if _ELLIPSIS in labels:
                 raise ShapeError(f"einsum(): found more than one ellipsis in '{equation}'")
             labels.append(_ELLIPSIS)
@@ -741,8 +743,7 @@ def einsum(equation: str, shapes: Sequence[MaybeShape]) -> MaybeShape:
     """``torch.einsum`` with a literal equation: sizes of a label broadcast across operands
     (1 against n), but a label repeated within one operand (a diagonal) needs equal sizes.
     Implicit output: the ellipsis dims, then the labels seen once, in ASCII order."""
-    eq = equation.replace(" ", "")
-    lhs, arrow, rhs = eq.partition("->")
+    lhs, arrow, rhs = equation.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(shapes):
         more = "more" if len(shapes) > len(terms) else "fewer"
