@@ -376,6 +376,8 @@ def call_qualified(inf, qualname: str, call: Call):
         return ops_nn.functional(inf, name, call)
     if qualname.startswith("torch.nn.") and qualname.count(".") == 2:
         return ops_nn.layer(inf, qualname.rsplit(".", 1)[1], call)
+    if qualname.startswith("torch.nn.") and qualname.count(".") == 3:  # nn.init.*, nn.Embedding.from_pretrained
+        return ops_nn.qualified(inf, qualname[len("torch.nn."):], call)
     if qualname.startswith("torch.") and qualname.count(".") == 1:
         name = qualname[len("torch."):]
         op = optable.function(name)
@@ -410,7 +412,7 @@ def call_method(inf, name: str, receiver, call: Call):
     if isinstance(receiver, NdarrayValue):
         return ops_numpy.ndarray_method(inf, name, receiver, call)
     if isinstance(receiver, ModuleValue):
-        if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "eval", "requires_grad_"):
+        if name in ("to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_"):
             return ops_nn.module_converted(receiver, name, call)
         if name == "forward":
             return ops_nn.call_module(inf, receiver, call)

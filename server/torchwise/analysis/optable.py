@@ -304,6 +304,11 @@ _rows("hardtanh", P, "hardtanh(Tensor input, float min_val=-1.0, float max_val=1
       promote=Promote.FLOAT_ONLY)
 _rows("dropout", P, "dropout(Tensor input, float p=0.5, bool training=True, bool inplace=False)", forms=_F,
       promote=Promote.FLOAT_ONLY, tags=frozenset({"random"}), batch=Batch.NONE)
+_rows("threshold", P, "threshold(Tensor input, float threshold, float value, bool inplace=False)", forms=_F,
+      tags=frozenset({"no_bool", "no_complex"}))
+_rows("hardshrink softshrink", P, "NAME(Tensor input, float lambd=0.5)", forms=_F, promote=Promote.FLOAT_ONLY)
+_rows("rrelu", P, "rrelu(Tensor input, float lower=0.125, float upper=0.3333333333333333, bool training=False, "
+      "bool inplace=False)", forms=_F, promote=Promote.FLOAT_ONLY, tags=frozenset({"random"}), batch=Batch.NONE)
 
 # -- reductions -----------------------------------------------------------------------------------------------
 _rows("sum", R, "sum(Tensor input, int[]? dim=None, bool keepdim=False, *, dtype? dtype=None)",
@@ -362,6 +367,8 @@ _rows("tril triu", S, "NAME(Tensor input, int diagonal=0)", promote=Promote.KEEP
 _rows("normalize", S, "normalize(Tensor input, float p=2.0, int dim=1, float eps=1e-12)", forms=_F,
       promote=Promote.FLOAT_ONLY, batch=Batch.DIM)
 _F_SOFTMAX = "NAME(Tensor input, int? dim=None, int _stacklevel=3, dtype? dtype=None)"
+_row(Op("softmin", S, Signature.parse(_F_SOFTMAX.replace("NAME", "softmin")), promote=Promote.FLOAT_ONLY,
+        forms=frozenset({"functional"}), batch=Batch.DIM, tags=frozenset({"no_bool"})))  # it negates its input
 for _name in ("softmax", "log_softmax"):
     _row(Op(_name, S, Signature.parse(_F_SOFTMAX.replace("NAME", _name)), promote=Promote.FLOAT_ONLY,
             forms=frozenset({"functional"}), batch=Batch.DIM, tags=frozenset({"saves_output"})))
