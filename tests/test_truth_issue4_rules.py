@@ -330,15 +330,14 @@ def test_create_then_move_with_requires_grad_loses_the_leaf():
 
 
 # -- TW201 / TW205 / TW602: the fixes run on this CPU-only machine ----------------------------------------------------
-def test_cpu_method_rewrite_is_the_same_tensor():
-    code = "import torch\nx = torch.randn(3)\ny = x.cpu()\n"
+def test_cpu_method_rewrite_is_the_same_placement():
+    # A tensor's `.cpu()` reads a result back (not flagged); a model's `.cpu()` places it, like `.to("cpu")`.
+    assert not findings("import torch\nx = torch.randn(3)\ny = x.cpu()\n", "TW201")
+    code = "import torch\nfrom torch import nn\nm = nn.Linear(3, 2)\ny = m.cpu()\n"
     fixed = fixed_text(code, "TW201")
-    assert fixed.endswith('y = x.to("cpu")\n')
-    torch.manual_seed(0)
-    before = execute(code)
-    torch.manual_seed(0)
+    assert fixed.endswith('y = m.to("cpu")\n')
     after = execute(fixed)
-    assert same_tensor(before["y"], after["y"]) and after["y"] is after["x"]  # both return the tensor itself
+    assert after["y"] is after["m"] and after["m"].weight.device.type == "cpu"  # both return the module itself
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="shows what happens without CUDA")

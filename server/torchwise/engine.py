@@ -65,8 +65,55 @@ def analyze(text: str, path: str = "<string>", config: RuleConfig = RuleConfig()
                         continue
                     finding.severity = config.severity_of(finding.code, finding.severity) or finding.severity
                     analysis.findings.append(finding)
+    analysis.findings = one_per_site(analysis.findings)
     analysis.findings.sort(key=lambda f: (f.span.start, f.code))
     return analysis
+
+
+# One finding per site. Rules that can describe the same call, most specific first: a thrown-away result
+# beats a sync per element, which beats create-then-move, a hard-coded CUDA device, and last the generic
+# `.cuda()` hint; an element count that cannot match beats a view that needs a copy. Two findings of a
+# group are one site when one's range holds the other's (each rule underlines the call's method name and
+# arguments, or the literal inside them). The winner speaks alone: its message, severity and fixes.
+SITE_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("TW306", "TW203", "TW202", "TW205", "TW201"),
+    ("TW503", "TW301", "TW306"),
+)
+
+
+def one_per_site(findings: list[Finding]) -> list[Finding]:
+    """``findings`` less those a more specific finding at the same site speaks for."""
+    grouped = [f for f in findings if any(f.code in group for group in SITE_GROUPS)]
+    if len(grouped) < 2:
+        return findings
+    dropped: set[int] = set()
+    for winner in sorted(grouped, key=_rank):
+        if id(winner) in dropped:
+            continue
+        for other in grouped:
+            if other is not winner and id(other) not in dropped and _outranks(winner, other) \
+                    and _same_site(winner, other):
+                dropped.add(id(other))
+    return [f for f in findings if id(f) not in dropped]
+
+
+def _rank(finding: Finding) -> int:
+    return min(group.index(finding.code) for group in SITE_GROUPS if finding.code in group)
+
+
+def _outranks(winner: Finding, other: Finding) -> bool:
+    return any(winner.code in group and other.code in group and group.index(winner.code) < group.index(other.code)
+               for group in SITE_GROUPS)
+
+
+def _same_site(a: Finding, b: Finding) -> bool:
+    if a.cell != b.cell:
+        return False
+    return _holds(a.span, b.span) or _holds(b.span, a.span)
+
+
+def _holds(outer, inner) -> bool:
+    return outer.start <= inner.start and inner.end <= outer.end
 
 
 def _unchanged_body(stmt: ast.stmt, facts: Inference, previous: Analysis | None) -> tuple[int, int] | None:

@@ -124,9 +124,12 @@ class Env:
     def copy(self) -> "Env":
         return Env(self.scope, dict(self.vars), self.self_class)
 
-    def joined(self, other: "Env") -> "Env":
+    def joined(self, other: "Env", loop=None) -> "Env":
+        """What holds on both paths. At a loop's head (``loop``: the loop statement), a tensor whose sizes change
+        from pass to pass keeps its rank: each changing size is a symbol of the loop's own, for that pass."""
         keys = self.vars.keys() | other.vars.keys()
-        merged = {k: join(self.vars.get(k), other.vars.get(k)) for k in keys if k != "<self>"}
+        merged = {k: join(self.vars.get(k), other.vars.get(k)) if loop is None else
+                  _widened(self.vars.get(k), other.vars.get(k), (id(loop), k)) for k in keys if k != "<self>"}
         mine, theirs = self.vars.get("<self>") or {}, other.vars.get("<self>") or {}
         if mine or theirs:  # self.<attr> facts: joined attribute by attribute
             merged["<self>"] = {k: join(mine.get(k), theirs.get(k)) for k in mine.keys() | theirs.keys()}
@@ -616,6 +619,7 @@ class Inference:
                 renames.setdefault(next(iter(dim.symbols)), Sym.var(elt.id))
 
     def _parameter_value(self, arg: ast.arg, default, env: Env, sites, position, name):
+        self._current_def = env.scope.node
         value = self._parameter_facts(arg, default, env, sites, position, name)
         if value is None and not self._specializing:
             # Nothing passed in is known: the parameter is a value known by its name. Used as a size it is the
@@ -649,7 +653,9 @@ class Inference:
                 return None
         result = seen[0]
         for value in seen[1:]:
-            result = join(result, value)
+            # Call sites passing tensors of one rank, sizes differing: that rank, each differing size the
+            # parameter's own (one size per call: per frame, one value).
+            result = _widened(result, value, ("parameter", id(self._current_def), name))
         return result
 
     # -- statements ----------------------------------------------------------------------
@@ -753,10 +759,14 @@ class Inference:
 
     def _bind(self, target: ast.expr, value, env: Env) -> None:
         if isinstance(target, ast.Name):
+            int_use = target.id in self._int_names.get(_function_node(env.scope), ())
             if (value is None or isinstance(value, ScalarValue) and value.kind == "int" and value.value is None) \
                     and self._stable(target.id, env):
                 # Unknown, but one value for the frame: known by its name (a size of that name, if used as one).
-                value = SymbolicValue(Sym.var(target.id)) if value is None else ScalarValue("int", Sym.var(target.id))
+                value = SymbolicValue(Sym.var(target.id), int_use) if value is None \
+                    else ScalarValue("int", Sym.var(target.id))
+            elif isinstance(value, SymbolicValue) and not value.is_int and int_use and self._stable(target.id, env):
+                value = SymbolicValue(value.dim, True)  # `patch_dim = c * ph * pw` used as nn.Linear(patch_dim, dim)
             env.vars[target.id] = value
             if value is not None and not isinstance(value, SymbolicValue):  # a name is no fact about the value
                 self.values[target] = value
@@ -867,6 +877,7 @@ class Inference:
             self._loop_depth -= 1
         if is_for:
             self._count_appends(stmt, iterable, env, state)
+        _leave_loop(stmt, state)
         self._exec_block(stmt.orelse, state)
         # The loop may run zero times: what holds after it is the join with what held before.
         env.vars = state.vars
@@ -896,7 +907,7 @@ class Inference:
             self._exec_block(stmt.body, body)
             if not is_for:
                 self.eval(stmt.test, body)
-            widened = state.joined(body)
+            widened = state.joined(body, loop=stmt)
             if widened.vars == state.vars:
                 break
             state.vars = widened.vars
@@ -1519,6 +1530,35 @@ def _top_level(scope: Scope):
     while scope.parent is not None and scope.parent.parent is not None:
         scope = scope.parent
     return scope.node
+
+
+def _loop_symbol(key, position: int, exit: bool = False) -> Sym:
+    return Sym.var(f"n#{abs(hash((key, position, exit))) % 10 ** 12}")
+
+
+def _widened(a, b, key):
+    """``join`` at a loop head, with a tensor's changing sizes (same rank) as the loop's own symbols (one per
+    pass: see _leave_loop); sizes that do not change stay."""
+    joined = join(a, b)
+    if isinstance(joined, TensorValue) and joined.shape is None and isinstance(a, TensorValue) \
+            and isinstance(b, TensorValue) and a.shape is not None and b.shape is not None \
+            and len(a.shape) == len(b.shape):
+        return joined.with_(shape=tuple(x if x == y else _loop_symbol(key, i) for i, (x, y) in
+                                        enumerate(zip(a.shape, b.shape))))
+    return joined
+
+
+def _leave_loop(loop, env: "Env") -> None:
+    """After the loop, its per-pass sizes are the sizes of the last pass (or of before the loop): symbols of their
+    own, unrelated to the ones inside."""
+    head = {}
+    for name in env.vars:
+        for position in range(8):
+            head[next(iter(_loop_symbol((id(loop), name), position).symbols))] = _loop_symbol((id(loop), name),
+                                                                                        position, exit=True)
+    for name, value in list(env.vars.items()):
+        if isinstance(value, TensorValue) and value.shape is not None:
+            env.vars[name] = map_dims(value, lambda d: dims.rename(d, head.get))
 
 
 def _stable_fresh(name: str, owner) -> Sym:

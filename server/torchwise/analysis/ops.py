@@ -22,8 +22,8 @@ from torchwise.analysis.tensors import (  # noqa: F401  (the vocabulary, re-expo
     same_device, size_value,
 )
 from torchwise.analysis.values import (
-    DeviceValue, DtypeValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue,
-    SeqValue, SymbolicValue, TensorValue,
+    DeviceValue, DtypeValue, EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue,
+    ScalarValue, SeqValue, SymbolicValue, TensorValue, join,
 )
 
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -292,10 +292,22 @@ def scalar_binary(name, left: ScalarValue, right: ScalarValue):
 
 def symbolic_arithmetic(name: str, left, right):
     """Size arithmetic with a symbolic value (``3 * config.n_embd``, ``C // self.n_head``): symbolic too, exact."""
+    if not all(isinstance(v, (ScalarValue, SymbolicValue)) for v in (left, right)):
+        return None
+    # int op int is an int (a Python number that is no int makes the result no size at all)
+    ints = all(v.kind in ("int", "bool") if isinstance(v, ScalarValue) else v.is_int for v in (left, right))
+    if name in ("div", "pow") and (ints or all(isinstance(v, SymbolicValue) and v.is_int
+                                                or isinstance(v, ScalarValue) and v.kind in ("int", "float", "bool")
+                                                for v in (left, right))):
+        # `dim_head ** -0.5`, `C / n_head`: a Python float (an int power of an int stays an int: dim ** 2)
+        other = right if isinstance(left, SymbolicValue) else left
+        if name == "pow" and isinstance(other, ScalarValue) and other.kind == "int" and isinstance(other.value, int) \
+                and other.value >= 0 and isinstance(left, SymbolicValue):
+            return SymbolicValue(dims.product([left.dim] * other.value), True) if other.value < 8 else None
+        return ScalarValue("float")
     a, b = int_of(left), int_of(right)
     if a is None or b is None:
         return None
-    ints = all(isinstance(v, ScalarValue) or v.is_int for v in (left, right))  # int op int is an int
     if name == "add":
         return SymbolicValue(a + b, ints)
     if name == "sub":
@@ -432,7 +444,28 @@ def call_value(inf, callee, call: Call):
         return inf.call_instance(callee, call)  # a module of this file: its forward, with these arguments
     if isinstance(callee, LambdaValue):
         return inf.call_lambda(callee, call)
+    if isinstance(callee, EitherValue):  # one of these modules: what their calls agree on
+        results = [call_value(inf, option, call) for option in callee.options]
+        result = results[0]
+        for other in results[1:]:
+            result = join(result, other)
+        if isinstance(result, TensorValue) and result.shape is None:
+            result = _same_rank(call, results, result)
+        return result
     return None
+
+
+def _same_rank(call: Call, results: list, joined: TensorValue) -> TensorValue:
+    """Outputs of one rank whose sizes differ (a Linear's ``dim`` or an Identity's ``inner_dim``): that rank, each
+    differing size a symbol of this call's own (the module is fixed, so one size per evaluation of the call)."""
+    shapes_seen = [r.shape for r in results if isinstance(r, TensorValue)]
+    if len(shapes_seen) != len(results) or None in shapes_seen or len({len(s) for s in shapes_seen}) != 1:
+        return joined
+    dims_out = []
+    for position, column in enumerate(zip(*shapes_seen)):
+        same = all(d == column[0] for d in column)
+        dims_out.append(column[0] if same else Sym.var(f"n#{abs(hash((id(call.node), position))) % 10 ** 12}"))
+    return joined.with_(shape=tuple(dims_out))
 
 
 def call_builtin(inf, name: str, call: Call):

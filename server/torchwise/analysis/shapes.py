@@ -90,7 +90,10 @@ def broadcast_dims(a: Dim, b: Dim):
         return a
     if type(b) is int:
         return b
-    return Sym.fresh("n")
+    # Unrelated to everything else, but a function of a and b: the same pair broadcasts to the same size (a loop
+    # that adds them again is stable).
+    key = tuple(sorted((repr(a), repr(b))))
+    return Sym.var(f"n#{10 ** 12 + abs(hash(key)) % 10 ** 12}")  # far above the fresh counter
 
 
 def aligned(*shapes: Shape) -> List[Tuple[Optional[Dim], ...]]:
@@ -260,8 +263,8 @@ def reshape(shape: MaybeShape, requested: Sequence[Dim], *, nondegenerate: bool 
 
     The result is known even for an unknown input when ``requested`` has no ``-1``. A size
     mismatch raises only when it holds for every value of the symbols; with ``nondegenerate``,
-    for every value at least 2 (``(B, T, C)`` to ``(B, T, C, 2)`` then raises: only ``B*T*C == 0``
-    would make it work).
+    for every value at least 1 (``(B, T, C)`` to ``(B, T, C, 2)`` then raises: only ``B*T*C == 0``
+    would make it work; ``(B, C, H, W)`` to ``(C, H*W)`` does not: a batch of one is real).
     """
     requested = tuple(requested)
     _check_sizes("reshape", requested, allow_minus_one=True)
@@ -277,7 +280,7 @@ def reshape(shape: MaybeShape, requested: Sequence[Dim], *, nondegenerate: bool 
     invalid = ShapeError(f"shape '{fmt_list(requested)}' is invalid for input of size {total}",
                          shape=shape, requested=requested, numel=total)
     if not infer:
-        if dim_eq(total, known, at_least=2 if nondegenerate else 0) is False:
+        if dim_eq(total, known, at_least=1 if nondegenerate else 0) is False:
             raise invalid
         return requested
     if type(total) is int and type(known) is int:

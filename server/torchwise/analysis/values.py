@@ -147,6 +147,14 @@ class LambdaValue:
 
 
 @dataclass(frozen=True)
+class EitherValue:
+    """One of a few modules, which depends on the path (``Sequential(...) if project_out else nn.Identity()``):
+    calling it gives what the calls of all of them agree on."""
+
+    options: tuple  # (ModuleValue | InstanceValue | LambdaValue, ...), at least two, none an EitherValue
+
+
+@dataclass(frozen=True)
 class MappingValue:
     """``dict(a=x, b=y)`` or ``{"a": x}`` with string keys."""
 
@@ -154,7 +162,10 @@ class MappingValue:
 
 
 Value = Union[TensorValue, NdarrayValue, ScalarValue, SeqValue, DeviceValue, DtypeValue, ModuleValue,
-              InstanceValue, SymbolicValue, MappingValue, LambdaValue]
+              InstanceValue, SymbolicValue, MappingValue, LambdaValue, EitherValue]
+
+
+_CALLABLE_MODULES = None  # (filled below: the module-like value types an EitherValue holds)
 
 
 def join(a, b):
@@ -163,6 +174,11 @@ def join(a, b):
         return None
     if a == b:
         return a
+    if isinstance(a, _CALLABLE_MODULES) and isinstance(b, _CALLABLE_MODULES) and not (
+            isinstance(a, ModuleValue) and isinstance(b, ModuleValue) and a.kind == b.kind):
+        options = tuple(dict.fromkeys((*(a.options if isinstance(a, EitherValue) else (a,)),
+                                       *(b.options if isinstance(b, EitherValue) else (b,)))))
+        return EitherValue(options) if len(options) <= 4 else None
     if type(a) is not type(b):
         return None
     if isinstance(a, (TensorValue, NdarrayValue)):
@@ -184,6 +200,9 @@ def join(a, b):
     if isinstance(a, DtypeValue):
         return DtypeValue()
     return None
+
+
+_CALLABLE_MODULES = (ModuleValue, InstanceValue, LambdaValue, EitherValue)
 
 
 def _join_elements(a, b):
@@ -226,6 +245,8 @@ def map_dims(value, f):
         return MappingValue(tuple((k, map_dims(v, f)) for k, v in value.items))
     if isinstance(value, LambdaValue):
         return LambdaValue(value.node, tuple((k, map_dims(v, f)) for k, v in value.captured))
+    if isinstance(value, EitherValue):
+        return EitherValue(tuple(map_dims(o, f) for o in value.options))
     return value
 
 

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import Iterator
 
 from torchwise.analysis.legacy import LEGACY_CONSTRUCTORS
-from torchwise.analysis.scopes import Scope
-from torchwise.analysis.values import NdarrayValue, ScalarValue, SeqValue, TensorValue
-from torchwise.findings import Finding, Fix, Severity
+from torchwise.analysis.scopes import BindingKind, Scope, ScopeKind
+from torchwise.analysis.values import NdarrayValue, ScalarValue, SeqValue, SymbolicValue, TensorValue
+from torchwise.findings import Edit, Finding, Fix, Severity, Span
 from torchwise.rules import edits
 from torchwise.rules.base import Context, Invalid, Rule, Valid
+from torchwise.rules.sync import dominating_binding
+from torchwise.rules.transfers import moved_at_once, with_device
 
 LEGACY_NAMES = frozenset(qualname.rsplit(".", 1)[1] for qualname in LEGACY_CONSTRUCTORS)
+_FILE_CACHE: "weakref.WeakKeyDictionary[Context, dict]" = weakref.WeakKeyDictionary()
 _DEFAULT_DTYPE_SETTERS = ("torch.set_default_dtype", "torch.set_default_tensor_type")
 
 
@@ -27,28 +31,169 @@ def _legacy(call: ast.Call, scope: Scope) -> tuple[str, str | None, str | None] 
 
 
 def _is_size(call: ast.Call, scope: Scope, ctx: Context) -> bool:
+    """Whether torch reads the arguments of a legacy constructor as a size. Two or more positional arguments
+    always are (or raise); none is the empty size; one is a size when it is an int or a `torch.Size`."""
     args = call.args
-    if all(_is_int(ctx.value(arg)) for arg in args):
-        return True  # includes `torch.Tensor()`
     if len(args) != 1:
-        return False
+        return True  # `torch.Tensor(a, b, c)` whatever a, b, c are; `torch.Tensor()`
     arg = args[0]
     if isinstance(arg, ast.Call) and scope.qualname(arg.func) == "torch.Size":
         return True
     value = ctx.value(arg)
     # `t.size()`/`t.shape` of a tensor is a torch.Size: a size (an ndarray's `.shape` is a tuple: data).
-    return isinstance(value, SeqValue) and value.kind == "size"
+    if isinstance(value, SeqValue) and value.kind == "size":
+        return True
+    return is_int(arg, scope, ctx)
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, ScalarValue) and value.kind == "int"
+def is_int(expr: ast.AST, scope: Scope, ctx: Context, seen: frozenset = frozenset()) -> bool:
+    """``expr`` is certainly a Python int: known to the analysis, or made from ints (`len(x)`, `x.size(0)`,
+    `x.shape[0]`, `n * 2`), or a local name every binding of which is one (`n = 0` then `n += len(words)`)."""
+    value = ctx.facts.values.get(expr)
+    if isinstance(value, ScalarValue):
+        return value.kind == "int"
+    if isinstance(value, SymbolicValue) and value.is_int:
+        return True
+    if value is not None and not isinstance(value, SymbolicValue):
+        return False
+    if isinstance(expr, ast.Constant):
+        return type(expr.value) is int
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, _INT_OPERATORS):
+        return is_int(expr.left, scope, ctx, seen) and is_int(expr.right, scope, ctx, seen)
+    if isinstance(expr, ast.Call):
+        return _counts(expr, scope)
+    if isinstance(expr, ast.Subscript):
+        return isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape" and \
+            isinstance(expr.slice, (ast.Constant, ast.UnaryOp))
+    if isinstance(expr, ast.Name) and expr.id not in seen:
+        return _int_name(expr.id, scope, ctx, seen | {expr.id})
+    return False
 
 
-def _is_data(expr: ast.expr, ctx: Context) -> bool:
+_INT_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+
+
+_INT_FUNCTIONS = frozenset({"random.randint", "random.randrange", "math.floor", "math.ceil", "math.prod",
+                            "operator.index"})
+
+
+def _counts(call: ast.Call, scope: Scope) -> bool:
+    """`len(x)`, `int(...)`, `random.randint(...)`, `x.size(0)`, `x.numel()`, `x.dim()`: calls that give an int."""
+    func = call.func
+    if isinstance(func, ast.Name) and func.id in ("len", "int") and scope.owner_of(func.id) is None:
+        return True
+    if scope.qualname(func) in _INT_FUNCTIONS:
+        return True
+    if isinstance(func, ast.Attribute) and scope.qualname(func) is None:
+        return (func.attr == "size" and len(call.args) == 1 and not call.keywords) or \
+            (func.attr in ("numel", "dim") and not call.args)
+    return False
+
+
+def _int_name(name: str, scope: Scope, ctx: Context, seen: frozenset) -> bool:
+    owner = scope.owner_of(name)
+    if owner is None or owner.kind is ScopeKind.CLASS:
+        return False
+    if name in _sizes_named(owner, ctx):
+        return True
+    bindings = owner.bindings[name]
+    for binding in bindings:
+        node = binding.node
+        if isinstance(node, ast.AugAssign):
+            if not is_int(node.value, owner, ctx, seen):
+                return False
+        elif binding.value is None or not is_int(binding.value, owner, ctx, seen):
+            return False
+    return any(not isinstance(b.node, ast.AugAssign) for b in bindings)
+
+
+def _sizes_named(scope: Scope, ctx: Context) -> frozenset:
+    """Names a scope passes where only a size can go (`torch.Tensor(input_dim, output_dim)`, `range(n)`): ints,
+    so `torch.Tensor(output_dim)` in the same function is a size too."""
+    cache = _FILE_CACHE.setdefault(ctx, {})
+    key = ("sizes", id(scope))
+    if key not in cache:
+        names = set()
+        for node, where in ctx.index.nodes:
+            if where is not scope or not isinstance(node, ast.Call):
+                continue
+            qualname = where.qualname(node.func)
+            sized = (qualname in LEGACY_CONSTRUCTORS and len(node.args) >= 2) or \
+                (isinstance(node.func, ast.Name) and node.func.id == "range" and where.owner_of("range") is None)
+            if sized:
+                names.update(arg.id for arg in node.args if isinstance(arg, ast.Name))
+        cache[key] = frozenset(names)
+    return cache[key]
+
+
+# numpy functions that make arrays (never a numpy scalar, which torch would read as a size).
+_ARRAY_FUNCTIONS = frozenset({"array", "asarray", "stack", "concatenate", "vstack", "hstack", "zeros", "ones",
+                              "empty", "full", "arange", "linspace", "load", "loadtxt", "genfromtxt", "fromfile",
+                              "frombuffer", "unique", "eye", "random.rand", "random.randn", "where"})
+_DATA_METHODS = frozenset({"astype", "to_numpy", "tolist", "numpy", "copy"})
+
+
+def _is_data(expr: ast.expr, ctx: Context, scope: Scope | None = None) -> bool:
+    """What torch reads as data: a list, tuple or ndarray, known to the analysis or made by a call that only makes
+    those (`np.array(...)`, `x.astype(...)`), or a name every binding of which is one (`offsets = []` appended to)."""
     if isinstance(expr, (ast.List, ast.Tuple, ast.ListComp)):
         return True
     value = ctx.value(expr)
-    return isinstance(value, NdarrayValue) or (isinstance(value, SeqValue) and value.kind in ("list", "tuple"))
+    if isinstance(value, NdarrayValue) or (isinstance(value, SeqValue) and value.kind in ("list", "tuple")):
+        return True
+    if value is not None or scope is None:
+        return False
+    if isinstance(expr, ast.Call):
+        return _makes_data(expr, scope)
+    if isinstance(expr, ast.Name):
+        reaching = dominating_binding(ctx, expr, scope)  # `labels = torch.LongTensor(labels)` rebinds it after
+        bindings = [reaching[0]] if reaching is not None else scope.bindings_of(expr.id)
+        return bool(bindings) and all(_binds_data(b, scope, ctx) for b in bindings)
+    return False
+
+
+def _makes_data(call: ast.Call, scope: Scope) -> bool:
+    qualname = scope.qualname(call.func) or ""
+    if qualname.startswith("numpy."):
+        return qualname[len("numpy."):] in _ARRAY_FUNCTIONS
+    if isinstance(call.func, ast.Name) and call.func.id == "list" and scope.owner_of("list") is None:
+        return True
+    return isinstance(call.func, ast.Attribute) and qualname == "" and call.func.attr in _DATA_METHODS
+
+
+def _binds_data(binding, scope: Scope, ctx: Context) -> bool:
+    node = binding.node
+    if binding.kind is BindingKind.ASSIGN and binding.value is not None:
+        value = binding.value
+        return isinstance(value, (ast.List, ast.Tuple, ast.ListComp)) or \
+            (isinstance(value, ast.Call) and _makes_data(value, scope))
+    # `classes, labels = np.unique(...)`: every part of what a numpy call returns is an array
+    return isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+        (scope.qualname(node.value.func) or "").startswith("numpy.") and \
+        (scope.qualname(node.value.func) or "")[len("numpy."):] in _ARRAY_FUNCTIONS
+
+
+# In-place fills that overwrite every element: right after a legacy constructor, its memory is never read.
+_FILLS = frozenset({"uniform_", "normal_", "random_", "fill_", "zero_", "bernoulli_", "exponential_",
+                    "geometric_", "log_normal_", "cauchy_", "copy_"})
+
+
+def _meant_a_size(call: ast.Call, scope: Scope, ctx: Context) -> bool:
+    """`torch.FloatTensor((B, 1, 1, 1))`: a tuple of ints read as data, where the code meant a shape (it holds a
+    dimension read off a tensor, or the result is filled in place at once)."""
+    arg = call.args[0] if len(call.args) == 1 else None
+    if not isinstance(arg, ast.Tuple) or not arg.elts or any(isinstance(e, ast.Starred) for e in arg.elts):
+        return False
+    if not all(is_int(e, scope, ctx) or isinstance(e, ast.Name) for e in arg.elts):
+        return False
+    filled = ctx.index.method_called_on.get(call) in _FILLS
+    return filled or any(_reads_a_dimension(e) for e in arg.elts)
+
+
+def _reads_a_dimension(expr: ast.AST) -> bool:
+    return any((isinstance(n, ast.Attribute) and n.attr == "shape") or
+               (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "size")
+               for n in ast.walk(expr))
 
 
 def _sets_default_dtype(ctx: Context) -> bool:
@@ -56,6 +201,17 @@ def _sets_default_dtype(ctx: Context) -> bool:
         isinstance(node, ast.Call) and scope.qualname(node.func) in _DEFAULT_DTYPE_SETTERS
         for node, scope in ctx.index.nodes
     )
+
+
+def call_span(ctx: Context, call: ast.Call) -> Span:
+    """Where a finding about a call is underlined: the whole call when it fits on its line, else its callee (a
+    constructor call spread over many lines is not all wrong)."""
+    span = ctx.source.span(call)
+    return span if span.start.line == span.end.line else ctx.source.span(call.func)
+
+
+def _at_call(rule: Rule, ctx: Context, call: ast.Call, message: str, fixes=(), severity: Severity | None = None):
+    return Finding(rule.code, message, severity or rule.severity, call_span(ctx, call), list(fixes))
 
 
 def _short(source_text: str, limit: int = 40) -> str:
@@ -83,6 +239,8 @@ class LegacyConstructorWithSize(Rule):
         Valid("from torch import *\nx = Tensor(3, 4)\n"),
         Valid("import torch\ndef f(torch):\n    return torch.Tensor(3)\n"),
         Valid("class Tensor:\n    pass\nx = Tensor(3, 4)\n"),
+        Valid("import torch\n\n\ndef as_tensor(values):\n    return torch.FloatTensor(values)\n"),  # may be data
+        Valid("import numpy as np\nimport torch\nrows = np.zeros((4, 2))\nx = torch.FloatTensor(rows)\n"),
     )
     invalid = (
         Invalid("import torch\nx = torch.Tensor(3, 4)\n", "import torch\nx = torch.empty(3, 4)\n"),
@@ -98,6 +256,26 @@ class LegacyConstructorWithSize(Rule):
                 "    dtype=torch.float64,\n)\n"),
         Invalid("import torch\nx = torch.cuda.FloatTensor(4, device='cuda:1')\n",
                 "import torch\nx = torch.empty(4, device='cuda:1', dtype=torch.float32)\n"),
+        Invalid("import torch\n\n\ndef batchify(batch, nindices, ntoken):\n"
+                "    return torch.LongTensor(batch, nindices) % ntoken\n",  # two arguments: always a size
+                "import torch\n\n\ndef batchify(batch, nindices, ntoken):\n"
+                "    return torch.empty(batch, nindices, dtype=torch.int64) % ntoken\n"),
+        Invalid("import torch\nfrom torch import nn\n\n\nclass GraphConv(nn.Module):\n"
+                "    def __init__(self, input_dim, output_dim):\n        super().__init__()\n"
+                "        self.weight = nn.Parameter(torch.Tensor(input_dim, output_dim))\n",
+                "import torch\nfrom torch import nn\n\n\nclass GraphConv(nn.Module):\n"
+                "    def __init__(self, input_dim, output_dim):\n        super().__init__()\n"
+                "        self.weight = nn.Parameter(torch.empty(input_dim, output_dim))\n"),
+        Invalid("import torch\n\n\ndef token_ids(lines):\n    tokens = 0\n    for line in lines:\n"
+                "        tokens += len(line.split())\n    return torch.LongTensor(tokens)\n",  # a local int
+                "import torch\n\n\ndef token_ids(lines):\n    tokens = 0\n    for line in lines:\n"
+                "        tokens += len(line.split())\n    return torch.empty(tokens, dtype=torch.int64)\n"),
+        Invalid("import torch\n\n\ndef bias(n_out):\n    order = list(range(n_out))  # n_out is an int\n"
+                "    return torch.Tensor(n_out), order\n",
+                "import torch\n\n\ndef bias(n_out):\n    order = list(range(n_out))  # n_out is an int\n"
+                "    return torch.empty(n_out), order\n"),
+        Invalid("import torch\nbatch_size = 32\nindices = torch.LongTensor(batch_size).random_(0, 10)\n",
+                "import torch\nbatch_size = 32\nindices = torch.empty(batch_size, dtype=torch.int64).random_(0, 10)\n"),
     )
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
@@ -106,12 +284,19 @@ class LegacyConstructorWithSize(Rule):
             return
         qualname, dtype, device = legacy
         spelled = _short(ctx.source.text_of(ctx.source.span(node.func)))
-        message = (f"`{spelled}(...)` with a size returns uninitialized memory; "
-                   f"use `torch.empty(...)` to say so, or `torch.zeros(...)`")
-        fixes = [Fix(f"Replace with `torch.{factory}(...)`" + (" (zero-filled)" if factory == "zeros" else ""),
+        filled = ctx.index.method_called_on.get(node)
+        if filled in _FILLS:
+            message = (f"`{spelled}(...)` with a size is a deprecated constructor (its uninitialized memory is "
+                       f"overwritten by `.{filled}()` right after); use `torch.empty(...)`")
+        else:
+            message = (f"`{spelled}(...)` with a size returns uninitialized memory; "
+                       f"use `torch.empty(...)` to say so, or `torch.zeros(...)`")
+        fixes = [Fix(f"Replace with `torch.{factory}(...)`" + (" (zero-filled)" if factory == "zeros" else "") +
+                     _moves_title(ctx, scope, node),
                      _factory_fix(ctx, node, scope, factory, dtype, device), preferred=factory == "empty")
                  for factory in ("empty", "zeros")]
-        yield self.finding(ctx, node, message, fixes if edits.module_name(scope, ctx.tree, "torch") else ())
+        yield Finding(self.code, message, self.severity, call_span(ctx, node),
+                      fixes if edits.module_name(scope, ctx.tree, "torch") else [])
 
 
 def _factory_fix(ctx: Context, call: ast.Call, scope: Scope, factory: str, dtype: str | None, device: str | None):
@@ -121,8 +306,23 @@ def _factory_fix(ctx: Context, call: ast.Call, scope: Scope, factory: str, dtype
         if not call.args:
             append.append(edits.positional("0"))
         append.extend(_dtype_device_args(torch, call, dtype, device))
-        return [edits.rewrite_call(ctx.source, call, f"{torch}.{factory}", append), *extra]
+        return [_folding_the_move(ctx, scope, call, edits.rewrite_call(ctx.source, call, f"{torch}.{factory}", append)),
+                *extra]
     return build
+
+
+def _folding_the_move(ctx: Context, scope: Scope, call: ast.Call, rewrite: Edit) -> Edit:
+    """``rewrite`` of a legacy call, stretched over a move that follows at once (`torch.Tensor(3, 4).cuda()`
+    becomes `torch.empty(3, 4, device="cuda")`): else the fixed code is create-then-move, for the next pass."""
+    moved = moved_at_once(ctx, scope, call)
+    if moved is None:
+        return rewrite
+    span = Span(ctx.source.span(call).start, ctx.source.span(moved[0]).end)
+    return Edit(span, with_device(ctx, call, rewrite.new_text, moved))
+
+
+def _moves_title(ctx: Context, scope: Scope, call: ast.Call) -> str:
+    return ", created on its device" if moved_at_once(ctx, scope, call) is not None else ""
 
 
 def _dtype_device_args(torch: str, call: ast.Call, dtype: str | None, device: str | None):
@@ -162,26 +362,62 @@ class LegacyConstructorWithData(Rule):
         Invalid("import torch\ntorch.set_default_dtype(torch.float64)\nx = torch.Tensor([i * 2 for i in range(3)])\n",
                 "import torch\ntorch.set_default_dtype(torch.float64)\n"
                 "x = torch.tensor([i * 2 for i in range(3)], dtype=torch.get_default_dtype())\n"),
+        Invalid("import numpy as np\nimport torch\n\n\ndef encode(raw):\n"
+                "    classes, labels = np.unique(raw, return_inverse=True)\n    labels = torch.LongTensor(labels)\n"
+                "    return classes, labels\n",
+                "import numpy as np\nimport torch\n\n\ndef encode(raw):\n"
+                "    classes, labels = np.unique(raw, return_inverse=True)\n"
+                "    labels = torch.tensor(labels, dtype=torch.int64)\n    return classes, labels\n"),
+        Invalid("import torch\n\n\ndef drop_path(x: torch.Tensor, prob: float):\n"
+                "    keep = torch.FloatTensor((x.shape[0], 1, 1, 1), device=x.device).uniform_() > prob\n"
+                "    return x * keep\n",  # meant a shape: it holds 4 numbers
+                "import torch\n\n\ndef drop_path(x: torch.Tensor, prob: float):\n"
+                "    keep = torch.empty((x.shape[0], 1, 1, 1), device=x.device, dtype=torch.float32)"
+                ".uniform_() > prob\n    return x * keep\n"),
     )
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
         legacy = _legacy(node, scope)
-        if legacy is None or len(node.args) != 1 or not _is_data(node.args[0], ctx):
+        if legacy is None or len(node.args) != 1 or not _is_data(node.args[0], ctx, scope):
             return
         qualname, dtype, device = legacy
         spelled = _short(ctx.source.text_of(ctx.source.span(node.func)))
         shown_dtype = f"torch.{dtype}" if dtype else "torch.float32"
+        as_data = Fix(f"Replace with `torch.tensor(data, dtype={shown_dtype})`" + _moves_title(ctx, scope, node),
+                      _tensor_fix(ctx, node, scope, dtype, device), preferred=True)
+        can_spell = edits.module_name(scope, ctx.tree, "torch") is not None
+        if _meant_a_size(node, scope, ctx):
+            yield self._meant_size(ctx, node, scope, spelled, dtype, device, as_data if can_spell else None)
+            return
         message = f"`{spelled}(data)` is a deprecated constructor; use `torch.tensor(data, dtype={shown_dtype})`"
+        yield Finding(self.code, message, self.severity, call_span(ctx, node), [as_data] if can_spell else [])
 
-        def build():
-            torch, extra = edits.module_name(scope, ctx.tree, "torch")
-            spelled_dtype = dtype or ("get_default_dtype()" if _sets_default_dtype(ctx) else "float32")
-            append = [edits.keyword("dtype", f"{torch}.{spelled_dtype}")]
-            append.extend(_dtype_device_args(torch, node, None, device))
-            return [edits.rewrite_call(ctx.source, node, f"{torch}.tensor", append), *extra]
+    def _meant_size(self, ctx: Context, node: ast.Call, scope: Scope, spelled: str, dtype, device,
+                    as_data: Fix | None) -> Finding:
+        shape = _short(ctx.source.text_of(ctx.source.span(node.args[0])))
+        count = len(node.args[0].elts)
+        message = (f"`{spelled}({shape})` makes a {count}-element tensor holding the numbers {shape}, not a tensor "
+                   f"of that shape; for the shape use `torch.empty({shape}, ...)`")
+        fixes = []
+        if as_data is not None:
+            fixes.append(Fix(f"Make a tensor of shape {shape}: `torch.empty({shape}, ...)` (changes the result, "
+                             f"which today holds {count} numbers)",
+                             _factory_fix(ctx, node, scope, "empty", dtype, device), preferred=True))
+            as_data.title += f" (keeps today's result: the {count} numbers)"
+            as_data.preferred = False
+            fixes.append(as_data)
+        return Finding(self.code, message, Severity.WARNING, call_span(ctx, node), fixes)
 
-        fixes = [Fix(f"Replace with `torch.tensor(data, dtype={shown_dtype})`", build, preferred=True)]
-        yield self.finding(ctx, node, message, fixes if edits.module_name(scope, ctx.tree, "torch") else ())
+
+def _tensor_fix(ctx: Context, node: ast.Call, scope: Scope, dtype: str | None, device: str | None):
+    def build():
+        torch, extra = edits.module_name(scope, ctx.tree, "torch")
+        spelled_dtype = dtype or ("get_default_dtype()" if _sets_default_dtype(ctx) else "float32")
+        append = [edits.keyword("dtype", f"{torch}.{spelled_dtype}")]
+        append.extend(_dtype_device_args(torch, node, None, device))
+        return [_folding_the_move(ctx, scope, node, edits.rewrite_call(ctx.source, node, f"{torch}.tensor", append)),
+                *extra]
+    return build
 
 
 class GlobalDefaultDtype(Rule):
@@ -206,11 +442,12 @@ class GlobalDefaultDtype(Rule):
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
         qualname = scope.qualname(node.func)
         if qualname == "torch.set_default_dtype":
-            yield self.finding(ctx, node, "`torch.set_default_dtype(...)` changes the dtype of every float tensor "
-                                          "created afterwards, everywhere; pass `dtype=` where tensors are made")
+            yield _at_call(self, ctx, node, "`torch.set_default_dtype(...)` changes the dtype of every float tensor "
+                                            "created afterwards, everywhere; pass `dtype=` where tensors are made")
         elif qualname == "torch.set_default_tensor_type":
-            yield self.finding(ctx, node, "`torch.set_default_tensor_type(...)` is deprecated and changes every "
-                                          "tensor created afterwards; pass `dtype=`/`device=` where tensors are made")
+            yield _at_call(self, ctx, node, "`torch.set_default_tensor_type(...)` is deprecated and changes every "
+                                            "tensor created afterwards; pass `dtype=`/`device=` where tensors are "
+                                            "made")
 
 
 class TensorOfTensors(Rule):
@@ -261,12 +498,12 @@ class TensorOfTensors(Rule):
             fixes.append(Fix("Replace with `torch.stack(...)`", build, preferred=True))
         if big:
             shape = big[0].shape
-            yield self.finding(ctx, node, f"`torch.tensor` of tensors with {_numel(shape)} elements (shape "
-                                          f"{_shape_text(shape)}) raises ValueError; use `torch.stack(...)`", fixes)
+            yield _at_call(self, ctx, node, f"`torch.tensor` of tensors with {_numel(shape)} elements (shape "
+                                            f"{_shape_text(shape)}) raises ValueError; use `torch.stack(...)`", fixes)
         elif all_known:
-            yield self.finding(ctx, node, "`torch.tensor` of one-element tensors copies their values and cuts "
-                                          "the autograd graph; use `torch.stack(...)`", fixes,
-                               severity=Severity.WARNING)
+            yield _at_call(self, ctx, node, "`torch.tensor` of one-element tensors copies their values and cuts "
+                                            "the autograd graph; use `torch.stack(...)`", fixes,
+                           severity=Severity.WARNING)
 
 
 def _numel(shape) -> int | None:
@@ -325,8 +562,8 @@ class TensorOfTensor(Rule):
                     torch, extra = edits.module_name(scope, ctx.tree, "torch")
                     return [edits.rewrite_call(ctx.source, node, f"{torch}.as_tensor"), *extra]
                 fixes.append(Fix("Use `torch.as_tensor(t)` (no copy)", no_copy))
-        yield self.finding(ctx, node, "`torch.tensor(t)` of a tensor copies it and cuts it from autograd; use "
-                                      "`t.clone().detach()` (or `torch.as_tensor(t)` to avoid the copy)", fixes)
+        yield _at_call(self, ctx, node, "`torch.tensor(t)` of a tensor copies it and cuts it from autograd; use "
+                                        "`t.clone().detach()` (or `torch.as_tensor(t)` to avoid the copy)", fixes)
 
 
 _NUMPY_CONVERSIONS = ("torch.tensor", "torch.from_numpy", "torch.as_tensor")
@@ -380,8 +617,8 @@ class Float64FromNumpy(Rule):
                         *extra]
             fix = Fix("Add `dtype=torch.float32`" + (" (then it copies)" if function == "as_tensor" else ""), build,
                       preferred=True)
-        yield self.finding(ctx, node, f"`torch.{function}` of a float64 ndarray makes a float64 tensor; models are "
-                                      "float32", [fix] if edits.module_name(scope, ctx.tree, "torch") else [])
+        yield _at_call(self, ctx, node, f"`torch.{function}` of a float64 ndarray makes a float64 tensor; models are "
+                                        "float32", [fix] if edits.module_name(scope, ctx.tree, "torch") else [])
 
 
 RULES = (LegacyConstructorWithSize, LegacyConstructorWithData, TensorOfTensor, Float64FromNumpy, GlobalDefaultDtype,

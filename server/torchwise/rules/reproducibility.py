@@ -14,6 +14,7 @@ from torchwise.analysis.values import DeviceValue, ModuleValue, ScalarValue, Ten
 from torchwise.findings import Edit, Finding, Fix, Position, Severity, Span
 from torchwise.rules import edits
 from torchwise.rules.base import Context, Invalid, Rule, Valid
+from torchwise.rules.sync import holds, statements
 
 # -- shared: per-file facts, statements -------------------------------------------------------------------------
 _CACHE: "weakref.WeakKeyDictionary[Context, dict]" = weakref.WeakKeyDictionary()
@@ -348,6 +349,7 @@ _BUILTIN_NAMES = frozenset(vars(builtins))
 class _Timing:
     end_stmt: ast.stmt
     certain: bool  # the work is certainly on CUDA (else: on a device that may be CUDA)
+    in_loop: bool = False  # a per-step timer: the fix then synchronizes every step
 
 
 class _Placements:
@@ -468,84 +470,124 @@ def _on_cuda(value) -> bool:
     return False
 
 
-class _Region:
-    """Work and synchronization events between a start stamp and an end stamp, in order."""
+class _Clock:
+    """The state of the GPU queue at a point of a function, as the end stamps see it: the CUDA work queued since
+    the last synchronizing call or stamp (0, _POSSIBLE or _CERTAIN), and whether a stamp was taken before on
+    every path."""
 
-    def __init__(self, ctx: Context, placements: _Placements, local_syncs: set):
-        self.ctx = ctx
-        self.placements = placements
+    __slots__ = ("pending", "stamped")
+
+    def __init__(self, pending: int = 0, stamped: bool = False):
+        self.pending, self.stamped = pending, stamped
+
+    def copy(self) -> "_Clock":
+        return _Clock(self.pending, self.stamped)
+
+    @staticmethod
+    def join(a: "_Clock", b: "_Clock") -> "_Clock":
+        # What holds on both paths: an end stamp is flagged only when every path queued work.
+        return _Clock(min(a.pending, b.pending), a.stamped and b.stamped)
+
+
+_JUMPS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+class _Flow:
+    """Runs one function (or the module's own code) forward, statement by statement, and records the end stamps
+    taken while CUDA work queued since the last synchronization may still be running.
+
+    Loops are run twice: the first iteration starts from the state before the loop, the later ones from the
+    state its body ends in. A loop whose body synchronizes counts as synchronized after it (at most one
+    iteration's tail is unsynchronized: nothing a whole-loop timer notices).
+    """
+
+    def __init__(self, ctx: Context, placements: _Placements, scope: Scope, body: list, local_syncs: set):
+        self.ctx, self.placements, self.scope = ctx, placements, scope
         self.local_syncs = local_syncs
-        self.derived: set = set()  # names computed from CUDA work inside the region
-        self.level = 0
+        self.code = list(_scope_code(body))  # every node of the function's own code, walked once
+        self._syncing: dict = {}  # loop -> whether its body synchronizes
+        self.stops = _stop_stamps(ctx, self.code)
+        self.derived: dict = {}
+        self.training = 0
+        self.derived = _derived_names(self)
+        self.training = _training_level(self)
+        self.found: dict = {}  # end-stamp call -> (its statement, certainly CUDA, inside a loop)
+        self.loops = 0
 
-    def statements(self, stmts: list) -> list:
-        events: list = []
+    # -- statements -------------------------------------------------------------------------------------------
+    def block(self, stmts: list, clock: _Clock) -> Optional[_Clock]:
+        """The state after ``stmts``; None when they always jump away (return, raise, break, continue)."""
         for stmt in stmts:
-            events.extend(self.statement(stmt))
-        return events
+            clock = self.statement(stmt, clock)
+            if clock is None:
+                return None
+        return clock
 
-    def statement(self, stmt: ast.stmt) -> list:
-        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
-            head = self.expression(stmt.iter if not isinstance(stmt, ast.While) else stmt.test)
-            inner = self.statements(stmt.body)
-            kinds = {kind for _, kind in inner}
-            if kinds == {"work", "sync"}:
-                # Each iteration's sync waits for the work before it: at most one iteration's tail is unsynced.
-                inner = [((stmt.lineno, stmt.col_offset), "work"), ((stmt.end_lineno, stmt.end_col_offset), "sync")]
-            return head + inner + self.statements(stmt.orelse)
+    def statement(self, stmt: ast.stmt, clock: _Clock) -> Optional[_Clock]:
         if isinstance(stmt, _NESTED_SCOPES):
-            return []
-        events: list = []
-        bodies = []
-        for field, value in ast.iter_fields(stmt):
-            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                bodies.append(value)
-            elif isinstance(value, list) and value and isinstance(value[0], (ast.excepthandler, ast.match_case)):
-                bodies.extend(h.body for h in value)
-            elif isinstance(value, list) and field != "targets":
-                for item in value:
-                    if isinstance(item, ast.withitem):
-                        events.extend(self.expression(item.context_expr))
-                    elif isinstance(item, ast.expr):
-                        events.extend(self.expression(item))
-            elif isinstance(value, ast.expr) and field not in ("target",):
-                events.extend(self.expression(value))
-        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(k == "work" for _, k in events):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            for target in targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
-                        self.derived.add(name.id)
-        for body in bodies:
-            events.extend(self.statements(body))
-        return events
+            return clock  # runs later, analysed on its own
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            return self.loop(stmt, clock)
+        if isinstance(stmt, ast.If):
+            clock = self.events(stmt.test, stmt, clock)
+            branches = [self.block(stmt.body, clock.copy()), self.block(stmt.orelse, clock.copy())]
+            return _join_all(branches)
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                clock = self.events(item.context_expr, stmt, clock)
+            return self.block(stmt.body, clock)
+        if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            after = self.block(stmt.body, clock.copy())
+            for handler in stmt.handlers:
+                self.block(handler.body, clock.copy())  # for its own stamps; where it ends is not known
+            if after is not None:
+                after = self.block(stmt.orelse, after)
+            return self.block(stmt.finalbody, after) if after is not None and stmt.finalbody else after
+        if isinstance(stmt, ast.Match):
+            return clock
+        clock = self.events(stmt, stmt, clock)
+        return None if isinstance(stmt, _JUMPS) else clock
 
-    def expression(self, expr: ast.AST, before: Optional[tuple] = None) -> list:
-        events = []
-        for node in _walk_code(expr):
-            if before is not None and hasattr(node, "end_lineno") and (node.end_lineno, node.end_col_offset) > before:
-                continue  # evaluated after the end stamp's timer call
-            if isinstance(node, ast.Call):
-                if self.is_sync(node):
-                    events.append(((node.end_lineno, node.end_col_offset), "sync"))
-                    continue
-                level = self.call_work(node)
-            elif isinstance(node, ast.BinOp):
-                level = self.binop_work(node)
+    def loop(self, stmt: ast.AST, clock: _Clock) -> _Clock:
+        head = stmt.test if isinstance(stmt, ast.While) else stmt.iter
+        clock = self.events(head, stmt, clock)
+        self.loops += 1
+        first = self.block(stmt.body, clock.copy()) or clock
+        later = self.block(stmt.body, first.copy()) or first
+        self.loops -= 1
+        after = later
+        if self.loop_synchronizes(stmt):
+            after = _Clock(0, after.stamped)
+        return self.block(stmt.orelse, after) or after
+
+    def loop_synchronizes(self, loop: ast.AST) -> bool:
+        if loop not in self._syncing:
+            self._syncing[loop] = any(isinstance(node, ast.Call) and self.is_sync(node)
+                                      for node in _scope_code(loop.body))
+        return self._syncing[loop]
+
+    # -- expressions ------------------------------------------------------------------------------------------
+    def events(self, node: ast.AST, stmt: ast.stmt, clock: _Clock) -> _Clock:
+        """``clock`` after evaluating the expressions of ``node`` (a statement's own, not its nested blocks),
+        in evaluation order: a call happens when its arguments are done, at its end."""
+        happenings = []
+        for inner in _own_expressions(node):
+            if isinstance(inner, ast.Call):
+                happenings.append(((inner.end_lineno, inner.end_col_offset), inner))
+            elif isinstance(inner, ast.BinOp) and self.binop_work(inner):
+                happenings.append(((inner.end_lineno, inner.end_col_offset), inner))
+        for _, inner in sorted(happenings, key=lambda h: h[0]):
+            if isinstance(inner, ast.BinOp):
+                clock.pending = max(clock.pending, self.binop_work(inner))
+            elif _is_timer(self.ctx, inner):
+                if inner in self.stops and clock.stamped and clock.pending and inner not in self.found:
+                    self.found[inner] = (stmt, clock.pending == _CERTAIN, self.loops > 0)
+                clock.pending, clock.stamped = 0, True
+            elif self.is_sync(inner):
+                clock.pending = self.after_sync(inner)
             else:
-                continue
-            if level:
-                self.level = max(self.level, level)
-                events.append(((node.lineno, node.col_offset), "work"))
-        return events
-
-    def resident(self, node: ast.AST) -> int:
-        if isinstance(node, ast.Name) and node.id in self.derived:
-            return _POSSIBLE
-        if _on_cuda(self.ctx.value(node)):
-            return _CERTAIN
-        key = self.placements.key(node)
-        return self.placements.resident.get(key, 0) if key is not None else 0
+                clock.pending = max(clock.pending, self.call_work(inner))
+        return clock
 
     def is_sync(self, call: ast.Call) -> bool:
         qualname = _qualname(self.ctx, call)
@@ -561,6 +603,14 @@ class _Region:
                 return True
         return False
 
+    def after_sync(self, call: ast.Call) -> int:
+        """What is queued right after a synchronizing call: `scaler.step(optimizer)` reads the inf/NaN check back,
+        then queues the optimizer's step."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "step":
+            return self.training
+        return 0
+
     def _is_grad_scaler(self, node: ast.AST) -> bool:
         """`scaler.step(optimizer)` reads the inf/NaN check back to the host before stepping."""
         scope = _name_scopes(self.ctx).get(node) if isinstance(node, ast.Name) else None
@@ -568,22 +618,48 @@ class _Region:
         return bound is not None and isinstance(bound[0], ast.Call) \
             and bound[1].qualname(bound[0].func) in _GRAD_SCALERS
 
+    def resident(self, node: ast.AST) -> int:
+        """How surely ``node`` lives on CUDA: known facts, placements, names computed from CUDA work here."""
+        if _on_cuda(self.ctx.value(node)):
+            return _CERTAIN
+        if isinstance(node, ast.Name) and node.id in self.derived:
+            return self.derived[node.id]
+        if isinstance(node, ast.Subscript):
+            return self.resident(node.value)
+        if isinstance(node, ast.Call) and not _reads_back(node):
+            return self.call_work(node)
+        key = self.placements.key(node)
+        return self.placements.resident.get(key, 0) if key is not None else 0
+
     def call_work(self, call: ast.Call) -> int:
         level = self.placements.call_placement(call)
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in _NOT_WORK:
             return level
-        level = max(level, self.resident(func))  # `model(x)`, `self.net(x)`
+        if isinstance(func, ast.Attribute) and func.attr == "step" and _is_optimizer(func.value):
+            return max(level, self.training)  # the optimizer updates the parameters where they live
+        level = max(level, self.resident(func) if not isinstance(func, ast.Call) else 0)  # `model(x)`
         if isinstance(func, ast.Attribute):
             level = max(level, self.resident(func.value))  # `x.sum()`, `loss.backward()`
         if _on_cuda(self.ctx.value(call)):
             level = _CERTAIN
-        # Tensors passed to torch, to a method, or to a function of the user's: work on them
-        # (not to `len`, `isinstance`, `print`...).
-        if not (isinstance(func, ast.Name) and func.id in _BUILTIN_NAMES):
+        # Tensors passed to torch, to a model or to a function of this file: work on them. Not to builtins
+        # (`len`, `print`) nor to a method of something else (`meter.update(acc)`, `losses.append(loss)`): what
+        # those do is not known, and mostly it is bookkeeping.
+        if self._works_on_arguments(call):
             for arg in [*call.args, *(k.value for k in call.keywords)]:
                 level = max(level, self.resident(arg.value if isinstance(arg, ast.Starred) else arg))
         return level
+
+    def _works_on_arguments(self, call: ast.Call) -> bool:
+        func = call.func
+        if _qualname(self.ctx, call) is not None:
+            return _qualname(self.ctx, call).split(".")[0] == "torch"
+        if isinstance(func, ast.Name):
+            return func.id not in _BUILTIN_NAMES
+        if isinstance(func, ast.Attribute):
+            return bool(self.resident(func.value)) or (isinstance(func.value, ast.Name) and func.value.id == "self")
+        return True
 
     def binop_work(self, node: ast.BinOp) -> int:
         if _on_cuda(self.ctx.value(node)):
@@ -591,68 +667,207 @@ class _Region:
         return max(self.resident(node.left), self.resident(node.right))
 
 
+def _scope_code(body: list) -> Iterator[ast.AST]:
+    """Every node of a function's own code (not the functions and classes it defines)."""
+    for stmt in body:
+        if not isinstance(stmt, _NESTED_SCOPES):
+            yield from _walk_code(stmt)
+
+
+def _join_all(clocks: list) -> Optional[_Clock]:
+    reached = [c for c in clocks if c is not None]
+    if not reached:
+        return None
+    result = reached[0]
+    for other in reached[1:]:
+        result = _Clock.join(result, other)
+    return result
+
+
+def _own_expressions(node: ast.AST) -> Iterator[ast.AST]:
+    """The expression nodes a statement evaluates itself (not its nested blocks, functions or lambdas)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for field, value in ast.iter_fields(current):
+            if field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                continue
+            children = value if isinstance(value, list) else [value]
+            stack.extend(c for c in children if isinstance(c, ast.AST) and not isinstance(c, _NESTED_SCOPES))
+
+
+def _reads_back(call: ast.Call) -> bool:
+    """`.item()`, `.tolist()`, `.cpu()`...: the result is on the host."""
+    func = call.func
+    return (isinstance(func, ast.Attribute) and func.attr in _SYNC_METHODS) or \
+        (isinstance(func, ast.Name) and func.id in _SYNC_BUILTINS)
+
+
+def _is_optimizer(node: ast.AST) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return "optim" in name.lower() or name == "opt"
+
+
+def _stop_stamps(ctx: Context, code: list) -> set:
+    """Timer calls that may end an interval: all but the starts, the stamps whose name is only ever subtracted
+    (`t0 = time.time()` ... `time.time() - t0`), or that are subtracted themselves (`deadline - time.time()`)."""
+    minuends, subtrahends, assigned, stamps, starts = set(), set(), {}, set(), set()
+    for node in code:
+        if _is_timer(ctx, node):
+            stamps.add(node)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+            for side, names in ((node.left, minuends), (node.right, subtrahends)):
+                if isinstance(side, ast.Name):
+                    names.add(side.id)
+            if _is_timer(ctx, node.right):
+                starts.add(node.right)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None \
+                and _is_timer(ctx, node.value):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(node.value)
+    for name, calls in assigned.items():
+        if name in subtrahends and name not in minuends:
+            starts.update(calls)
+    return stamps - starts
+
+
+def _derived_names(flow: _Flow) -> dict:
+    """Names assigned from CUDA work anywhere in the function (`loss = criterion(model(x), y)`), with how surely;
+    a read-back (`v = loss.item()`) is on the host."""
+    derived = flow.derived
+    assignments = [node for node in flow.code
+                   if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None]
+    for _ in range(3):  # `h = model(x)` then `y = h.sum()`: a few rounds reach the names derived in turn
+        changed = False
+        for node in assignments:
+            value = node.value
+            if isinstance(value, ast.Call) and _reads_back(value):
+                continue
+            level = flow.resident(value) if not isinstance(value, ast.BinOp) else flow.binop_work(value)
+            if not level:
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name) and derived.get(name.id, 0) < level:
+                        derived[name.id] = level
+                        changed = True
+        if not changed:
+            break
+    return derived
+
+
+def _training_level(flow: _Flow) -> int:
+    """How surely the function trains on CUDA: the `.backward()` it calls on CUDA work (the optimizer's step is
+    then CUDA work too)."""
+    level = 0
+    for node in flow.code:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
+            # `loss.backward()`, `scaler.scale(loss).backward()`: the loss it differentiates
+            receiver = node.func.value
+            level = max([level, flow.resident(receiver),
+                         *(flow.resident(n) for n in ast.walk(receiver) if isinstance(n, ast.Name))])
+    return level
+
+
 def _local_syncs(ctx: Context) -> set:
-    """Functions of this file whose body synchronizes somewhere."""
+    """Functions of this file whose body synchronizes somewhere (`.item()`, `.cpu()`, `synchronize()`...): a
+    call of one waits for the work before it (all but its own tail, which a whole-loop timer never notices)."""
     names = set()
     for stmt in ctx.tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for node in _walk_code(stmt):
-                if node is not stmt and isinstance(node, ast.Call) and (_qualname(ctx, node) or "").endswith(
-                        ".synchronize"):
+                if node is not stmt and isinstance(node, ast.Call) and _syncs_by_itself(ctx, node):
                     names.add(stmt.name)
                     break
     return names
+
+
+def _syncs_by_itself(ctx: Context, call: ast.Call) -> bool:
+    if (_qualname(ctx, call) or "").endswith(".synchronize"):
+        return True
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr in _SYNC_METHODS and _qualname(ctx, call) is None
 
 
 def _is_timer(ctx: Context, node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and _qualname(ctx, node) in TIMERS
 
 
-def _timer_in(ctx: Context, stmt: ast.stmt) -> Optional[ast.Call]:
-    if isinstance(stmt, _NESTED_SCOPES):
-        return None  # a function defined here runs later
-    return next((n for n in _walk_code(stmt) if _is_timer(ctx, n)), None)
-
-
-def _blocks(tree: ast.Module) -> Iterator[list]:
-    for node in ast.walk(tree):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                yield block
+def _timed_scopes(ctx: Context) -> Iterator[tuple[Scope, list]]:
+    """The module's own code and each function whose own code takes a stamp, with its body."""
+    calls = _call_scopes(ctx)
+    owners = {id(scope): scope for call, scope in calls.items() if _is_timer(ctx, call)}
+    for scope in owners.values():
+        node = scope.node
+        if isinstance(node, ast.Module):
+            yield scope, node.body
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield scope, node.body
 
 
 def _timings(ctx: Context) -> dict:
-    """End-stamp timer call -> _Timing, for timed regions with unsynchronized CUDA work."""
+    """End-stamp timer call -> _Timing, for stamps taken while CUDA work queued since the last sync may run."""
     cache = _cache(ctx)
     if "timings" in cache:
         return cache["timings"]
     found: dict = {}
     cache["timings"] = found
-    if not any(qualname in TIMERS for qualname in map(lambda c: _qualname(ctx, c), _call_scopes(ctx))):
+    scopes = list(_timed_scopes(ctx))
+    if not scopes:
         return found
     placements = _Placements(ctx)
     local_syncs = _local_syncs(ctx)
-    for block in _blocks(ctx.tree):
-        for i, stmt in enumerate(block):
-            if not (isinstance(stmt, (ast.Assign, ast.AnnAssign)) and _is_timer(ctx, stmt.value)):
-                continue
-            end = next((j for j in range(i + 1, len(block)) if _timer_in(ctx, block[j]) is not None), None)
-            if end is None or not isinstance(block[end], _SIMPLE_END):
-                continue
-            end_call = _timer_in(ctx, block[end])
-            if end_call in found:
-                continue
-            region = _Region(ctx, placements, local_syncs)
-            events = region.statements(block[i + 1:end])
-            events += region.expression(block[end], before=(end_call.lineno, end_call.col_offset))
-            work = [pos for pos, kind in events if kind == "work"]
-            if not work:
-                continue
-            if any(pos >= max(work) for pos, kind in events if kind == "sync"):
-                continue
-            found[end_call] = _Timing(block[end], region.level == _CERTAIN)
+    for scope, body in scopes:
+        flow = _Flow(ctx, placements, scope, body, local_syncs)
+        if not flow.stops:
+            continue
+        flow.block(body, _Clock())
+        for call, (stmt, certain, in_loop) in flow.found.items():
+            if not _spans_synchronized_iterations(flow, body, call):
+                found[call] = _Timing(stmt, certain, in_loop)
     return found
+
+
+def _spans_synchronized_iterations(flow: _Flow, body: list, stop: ast.Call) -> bool:
+    """`start = time.time()` before a loop that synchronizes every iteration, `time.time() - start` inside it:
+    the interval holds many synchronized iterations, and what one unsynchronized tail adds is noise. A per-step
+    timer (`end = time.time()` at the end of each iteration too) is not one."""
+    loops = [s for s in statements(body) if isinstance(s, (ast.For, ast.AsyncFor, ast.While)) and holds(s, stop)]
+    loop = max(loops, key=lambda s: (s.lineno, s.col_offset)) if loops else None  # the innermost
+    if loop is None or not flow.loop_synchronizes(loop):
+        return False
+    starts = _start_names(flow, body, stop)
+    if not starts:
+        return False
+    # Every assignment of a start (`t0 = time.time()`, `t0 = t1`) counts: one inside the loop restarts the
+    # interval every iteration.
+    assigned = [node for node in flow.code if isinstance(node, (ast.Assign, ast.AnnAssign))
+                and any(isinstance(t, ast.Name) and t.id in starts
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
+    return bool(assigned) and not any(holds(loop, node) for node in assigned)
+
+
+def _start_names(flow: _Flow, body: list, stop: ast.Call) -> set:
+    """The names a stop stamp is measured from: `b` in `time.time() - b`, or in `t1 - b` with `t1 = time.time()`
+    (empty when it is anything but plain names)."""
+    parent = next((s for s in statements(body) if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is stop),
+                  None)
+    minuends = {stop}
+    if parent is not None:
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        names = {t.id for t in targets if isinstance(t, ast.Name)}
+        minuends = {n for n in flow.code if isinstance(n, ast.Name) and n.id in names}
+    starts = set()
+    for node in flow.code:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and node.left in minuends:
+            if not isinstance(node.right, ast.Name):
+                return set()
+            starts.add(node.right.id)
+    return starts
 
 
 class UnsynchronizedTiming(Rule):
@@ -660,15 +875,17 @@ class UnsynchronizedTiming(Rule):
     code = "TW602"
     name = "unsynchronized-cuda-timing"
     severity = Severity.WARNING
-    summary = ("Flags wall-clock timing (`time.perf_counter()`, `time.time()`, `time.monotonic()`) around CUDA work "
-               "with no synchronization before the end stamp.")
+    summary = ("Flags an end stamp (`time.perf_counter()`, `time.time()`, `time.monotonic()`) taken while CUDA work "
+               "queued since the last synchronizing call may still be running, per-step timers included.")
     why = ("CUDA kernels run asynchronously: the Python call returns as soon as the kernel is queued. Without "
            "`torch.cuda.synchronize()` (or a read-back such as `.item()`, `.cpu()`, `.tolist()`) before the second "
            "stamp, the timer measures how fast work was *queued*, not how long it took, and the time shows up "
            "later at the next synchronizing call. For benchmarks prefer `torch.cuda.Event(enable_timing=True)` or "
            "`torch.utils.benchmark.Timer`, which synchronize and warm up for you. CUDA work means a tensor or "
            "module known to be on CUDA, `.cuda()`, `device=\"cuda\"`, or something the file moved to a device "
-           "variable that can be CUDA; CPU-only code is not flagged.")
+           "variable that can be CUDA; CPU-only code is not flagged. A per-step timer in a training loop "
+           "(`t1 = time.time()` right after `optimizer.step()`) is flagged; a timer around a whole loop that "
+           "synchronizes every iteration (`loss.item()`) is not: one unsynchronized step is noise there.")
     fix_summary = ("Insert `torch.cuda.synchronize()` on its own line before the end stamp; when the device is "
                    "only possibly CUDA (chosen at run time), guarded by `if torch.cuda.is_available():` so that "
                    "the script still runs without a GPU.")
@@ -760,7 +977,7 @@ class UnsynchronizedTiming(Rule):
         message = (f"`{stamp}()` stops the clock while CUDA work may still be running (kernels are queued "
                    "asynchronously): call `torch.cuda.synchronize()` before it, or time with "
                    "`torch.cuda.Event(enable_timing=True)` / `torch.utils.benchmark`")
-        indent = _own_line(ctx, timing.end_stmt)
+        indent = _own_line(ctx, timing.end_stmt) if isinstance(timing.end_stmt, _SIMPLE_END) else None
         fixes = []
         if indent is not None and edits.module_name(scope, ctx.tree, "torch") is not None:
             def build():
@@ -770,7 +987,9 @@ class UnsynchronizedTiming(Rule):
                                                        f"{_indent_unit(ctx)}{sync}"]
                 return [_insert_before(timing.end_stmt, indent, lines), *extra]
             title = "Insert `torch.cuda.synchronize()` before the end stamp" + (
-                "" if timing.certain else " (when CUDA is available)")
+                "" if timing.certain else " (when CUDA is available)") + (
+                "; it waits for the GPU on every step, so the CPU no longer queues work ahead" if timing.in_loop
+                else "")
             fixes.append(Fix(title, build, preferred=True))
         yield self.finding(ctx, node, message, fixes)
 

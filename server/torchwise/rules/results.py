@@ -11,6 +11,7 @@ from torchwise.analysis.scopes import Scope
 from torchwise.analysis.values import TensorValue
 from torchwise.findings import Edit, Finding, Fix, Position, Severity, Span
 from torchwise.rules.base import Context, Invalid, Rule, Valid
+from torchwise.rules.transfers import method_tail_span
 
 # Element-wise math whose in-place twin is `<name>_` (each checked against torch.Tensor in the tests).
 ARITHMETIC = frozenset({
@@ -131,7 +132,8 @@ class DiscardedResult(Rule):
                 fixes.append(fix)
         if fixes:
             fixes[0].preferred = True
-        yield self.finding(ctx, call, message, fixes)
+        # Underlined at the method and its call (`to(device)`), where the other placement rules underline it.
+        yield Finding(self.code, message, self.severity, method_tail_span(ctx, call), fixes)
 
     @staticmethod
     def _inplace(call: ast.Call, receiver: TensorValue, ctx: Context) -> Optional[bool]:

@@ -8,10 +8,12 @@ from typing import Iterator, Optional
 
 from torchwise.analysis.ops import normalize_device
 from torchwise.analysis.scopes import BindingKind, Scope, ScopeKind
-from torchwise.analysis.values import DeviceValue, InstanceValue, ModuleValue, ScalarValue, TensorValue
+from torchwise.analysis.values import DeviceValue, DtypeValue, InstanceValue, ModuleValue, ScalarValue, \
+    TensorValue
 from torchwise.findings import Edit, Finding, Fix, Position, Severity, Span
 from torchwise.rules import edits
 from torchwise.rules.base import Context, Invalid, Rule, Valid
+from torchwise.source import SourceFile
 
 # Factories that take `device=`: `torch.<name>(..., device=d)` makes the tensor where it will live.
 FACTORIES = frozenset({
@@ -19,8 +21,6 @@ FACTORIES = frozenset({
     "eye", "tensor", "as_tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
     "randint_like",
 })
-# `.cpu()` straight into one of these is the idiomatic read-back to the host, not a device placement.
-_HOST_READBACK = frozenset({"numpy", "tolist", "item"})
 # A file that calls one of these chooses (or deliberately commits to) CUDA: TW205 stays silent in it.
 _CUDA_CHOICE = frozenset({
     "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.set_device",
@@ -151,6 +151,8 @@ def _rewrite_method(ctx: Context, call: ast.Call, method: str, first: Optional[s
 
 # -- TW201 ------------------------------------------------------------------------------------------------------
 _CPU_MESSAGE = "`.cpu()` is a placement method of its own; prefer `.to(\"cpu\")` like every other placement"
+_CUDA_MESSAGE = ("`.cuda()` ties this code to NVIDIA GPUs; choose the device once (`device = torch.device(\"cuda\" if "
+                 "torch.cuda.is_available() else \"cpu\")`) and move with `.to(device)`")
 
 
 class CudaCpuMethod(Rule):
@@ -158,23 +160,26 @@ class CudaCpuMethod(Rule):
     code = "TW201"
     name = "cuda-cpu-method"
     severity = Severity.HINT
-    summary = ("Flags `.cuda()` (and `.cpu()` used to place a tensor or model) on tensors and `nn.Module`s; "
-               "suggests `.to(device)`.")
+    summary = ("Flags `.cuda()` on tensors and `nn.Module`s (and `.cpu()` placing a model); suggests "
+               "`.to(device)`.")
     why = ("`.cuda()` pins the code to NVIDIA GPUs: the same script cannot run on a laptop, on Apple's `mps`, or "
            "on a CPU-only CI machine without edits in many places. Choosing the device once "
            "(`device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")`) and writing "
-           "`.to(device)` everywhere makes it a one-line decision. `.cpu()` straight into `.numpy()`, "
-           "`.tolist()` or `.item()` is the idiomatic read-back to the host and is not flagged.")
+           "`.to(device)` everywhere makes it a one-line decision. A tensor's `.cpu()` is the idiomatic read-back "
+           "of a result to the host (to save, plot or convert it) and is not flagged; a model's `.cpu()` is a "
+           "placement like `.cuda()`.")
     fix_summary = ("`.cuda()` -> `.to(device)` when a device variable is in scope (a name bound to "
-                   "`torch.device(...)`, or a `device` parameter), else `.to(\"cuda\")` (`.cuda(1)` -> "
-                   "`.to(\"cuda:1\")`); `.cpu()` -> `.to(\"cpu\")` (never a device variable: that would move the "
-                   "result elsewhere). Other arguments (`non_blocking=True`) are kept.")
+                   "`torch.device(...)`, or a `device` parameter); with none, no fix: `.to(\"cuda\")` would pin the "
+                   "code to CUDA all the same, so choose the device once first. `.cuda(1)` has no fix either. "
+                   "`.cpu()` -> `.to(\"cpu\")` (never a device variable: that would move the result elsewhere). "
+                   "Other arguments (`non_blocking=True`) are kept.")
     valid = (
         Valid("import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
               "x = torch.randn(3).to(device)\n"),
         Valid("def f(batch):\n    return batch.cuda()\n"),  # unknown object
         Valid("import torch\nx = torch.randn(3, device='cuda')\nvalues = x.cpu().numpy()\n"),
         Valid("import torch\nloss = torch.randn(()).sum()\nprint(loss.cpu().item())\n"),
+        Valid("import torch\nw = torch.zeros(3, 3, device='cuda')\ntorch.save(w.cpu(), 'w.pt')\n"),  # a read-back
         Valid("import torch\nx = torch.randn(3)\ny = torch.cuda.device_count()\n"),
         Valid("class Batch:\n    def cuda(self):\n        return self\nb = Batch().cuda()\n"),
         Valid("import torch\n\n\nclass Pair:\n    def __init__(self, a: torch.Tensor, b: torch.Tensor):\n"
@@ -183,35 +188,34 @@ class CudaCpuMethod(Rule):
               "    def prepare(self):\n        return self.cuda()\n"),  # not an nn.Module: its own `.cuda()`
     )
     invalid = (
-        Invalid("import torch\nx = torch.randn(8, 3)\nx = x.cuda()\n",
-                "import torch\nx = torch.randn(8, 3)\nx = x.to(\"cuda\")\n"),
+        Invalid("import torch\nx = torch.randn(8, 3)\nif torch.cuda.is_available():\n"
+                "    x = x.cuda()\n"),  # no device chosen: nothing to write
         Invalid("import torch\nimport torch.nn as nn\n\n"
                 "device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
                 "model = nn.Linear(16, 4).cuda()\n",
                 "import torch\nimport torch.nn as nn\n\n"
                 "device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
                 "model = nn.Linear(16, 4).to(device)\n"),
-        Invalid("import torch\n\n"
+        Invalid("import torch\n\nUSE_CUDA = torch.cuda.is_available()\n\n"
                 "def train_step(model, batch: torch.Tensor, device):\n"
                 "    batch = batch.cuda(non_blocking=True)\n"
                 "    return model(batch)\n",
-                "import torch\n\n"
+                "import torch\n\nUSE_CUDA = torch.cuda.is_available()\n\n"
                 "def train_step(model, batch: torch.Tensor, device):\n"
                 "    batch = batch.to(device, non_blocking=True)\n"
                 "    return model(batch)\n"),
         Invalid("import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
-                "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n\nnet = Net().cuda(1)\n",
-                "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
-                "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n\nnet = Net().to(\"cuda:1\")\n"),
-        Invalid("import torch as T\nw = T.zeros(3, 3, device='cuda')\nw_host = w.cpu()\n",
-                "import torch as T\nw = T.zeros(3, 3, device='cuda')\nw_host = w.to(\"cpu\")\n"),
-        Invalid("import torch\n\n\ndef upload(t: torch.Tensor, device=None):\n    return t.cuda()\n",
-                "import torch\n\n\ndef upload(t: torch.Tensor, device=None):\n"
-                "    return t.to(\"cuda\")\n"),  # not `.to(device)`: `.to(None)` would not move it
-        Invalid("import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
-                "def to_host(t: torch.Tensor):\n    return t.cpu()\n",
-                "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
-                "def to_host(t: torch.Tensor):\n    return t.to(\"cpu\")\n"),
+                "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n\n"
+                "if torch.cuda.device_count() > 1:\n    net = Net().cuda(1)\n"),
+        Invalid("import torch as T\nfrom torch import nn\nnet = nn.Linear(3, 3, device='cuda')\nnet = net.cpu()\n",
+                "import torch as T\nfrom torch import nn\nnet = nn.Linear(3, 3, device='cuda')\n"
+                "net = net.to(\"cpu\")\n"),
+        Invalid("import torch\n\n\ndef upload(t: torch.Tensor, device=None):\n"
+                "    return t.cuda() if torch.cuda.is_available() else t\n"),  # `.to(None)` would not move it
+        Invalid("import torch\nfrom torch import nn\ndevice = torch.device('cuda' if torch.cuda.is_available() else "
+                "'cpu')\nmodel = nn.Linear(4, 2).to(device)\nmodel.cpu()\n",
+                "import torch\nfrom torch import nn\ndevice = torch.device('cuda' if torch.cuda.is_available() else "
+                "'cpu')\nmodel = nn.Linear(4, 2).to(device)\nmodel.to(\"cpu\")\n"),
     )
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
@@ -220,36 +224,32 @@ class CudaCpuMethod(Rule):
             return
         if not is_placeable(ctx.value(func.value), ctx):
             return
+        span = method_tail_span(ctx, node)
         if func.attr == "cpu":
-            if ctx.index.method_called_on.get(node) in _HOST_READBACK:
-                return
-            if node.args or any(k.arg is None for k in node.keywords):
-                yield self.finding(ctx, node, _CPU_MESSAGE)
-                return
-            fix = Fix("Use `.to(\"cpu\")`", lambda: [_rewrite_method(ctx, node, "to", '"cpu"', False)],
-                      preferred=True)
-            yield self.finding(ctx, node, _CPU_MESSAGE, [fix])
+            if isinstance(ctx.value(func.value), TensorValue):
+                return  # reading a result back to the host is what a tensor's `.cpu()` is for
+            fixes = []
+            if not node.args and not any(k.arg is None for k in node.keywords):
+                fixes.append(Fix("Use `.to(\"cpu\")`", lambda: [_rewrite_method(ctx, node, "to", '"cpu"', False)],
+                                 preferred=True))
+            yield Finding(self.code, _CPU_MESSAGE, self.severity, span, fixes)
             return
-        target, drop_first = self._cuda_target(node, scope, ctx)
-        message = "`.cuda()` ties this code to NVIDIA GPUs; prefer `.to(device)` with a device chosen once"
+        target = self._device_variable(node, scope, ctx)
         if target is None:
-            yield self.finding(ctx, node, message)
+            # No device chosen in scope: `.to("cuda")` would be the same pinning under another name.
+            yield Finding(self.code, _CUDA_MESSAGE, self.severity, span)
             return
-        fix = Fix(f"Use `.to({target})`", lambda: [_rewrite_method(ctx, node, "to", target, drop_first)],
-                  preferred=True)
-        yield self.finding(ctx, node, message, [fix])
+        fix = Fix(f"Use `.to({target})`", lambda: [_rewrite_method(ctx, node, "to", target, False)], preferred=True)
+        yield Finding(self.code, f"`.cuda()` ties this code to NVIDIA GPUs; use `.to({target})`, the device this "
+                                 "code already chose", self.severity, span, [fix])
 
     @staticmethod
-    def _cuda_target(node: ast.Call, scope: Scope, ctx: Context) -> tuple[Optional[str], bool]:
-        """What to pass to ``.to``, and whether the first positional argument (the index) is dropped."""
-        if any(k.arg not in ("non_blocking", "memory_format") for k in node.keywords):
-            return None, False
-        if node.args:
-            index = node.args[0]
-            if len(node.args) == 1 and isinstance(index, ast.Constant) and type(index.value) is int:
-                return f'"cuda:{index.value}"', True
-            return None, False
-        return device_variable(scope, ctx, node) or '"cuda"', False
+    def _device_variable(node: ast.Call, scope: Scope, ctx: Context) -> Optional[str]:
+        """The device variable ``.cuda()`` can become ``.to(name)`` with; None where that would change where
+        the tensor goes (`.cuda(1)`) or what else the call does (an unknown keyword)."""
+        if node.args or any(k.arg not in ("non_blocking", "memory_format") for k in node.keywords):
+            return None
+        return device_variable(scope, ctx, node)
 
 
 # -- TW202 ------------------------------------------------------------------------------------------------------
@@ -262,6 +262,40 @@ def factory_name(call: ast.AST, scope: Scope) -> Optional[str]:
     return qualname[len("torch."):]
 
 
+_RANDOM_FACTORIES = frozenset({"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like"})
+# Their values do not depend on the dtype they are made in: `dtype=` can move into them exactly.
+_EXACT_IN_ANY_DTYPE = frozenset({"zeros", "ones", "empty", "eye", "zeros_like", "ones_like", "empty_like"})
+# Between the factory and the move the tensor stays fresh: casts and in-place fills run on the CPU copy.
+_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "type"})
+_RANDOM_FILLS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geometric_",
+                           "log_normal_", "cauchy_"})
+_FILLS = _RANDOM_FILLS | {"fill_", "zero_"}
+# Names that hold a device index (`.to(rank)`): a dtype or a tensor is never called that.
+_INDEX_NAMES = frozenset({"rank", "local_rank", "gpu", "gpu_id", "device_id", "device_index", "gpu_index"})
+_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed",
+                    "torch.cuda.manual_seed_all", "lightning.seed_everything", "pytorch_lightning.seed_everything",
+                    "transformers.set_seed", "accelerate.utils.set_seed"})
+
+
+def _fresh_chain(expr: ast.AST, scope: Scope, ctx: Context) -> Optional[tuple[ast.Call, str, bool]]:
+    """(the factory call, its name, whether a random fill follows it) when ``expr`` is a factory call, or one
+    followed only by casts and in-place fills (`torch.ones(n).fill_(v)`, `torch.zeros(n).type(torch.long)`)."""
+    random_fill = False
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and scope.qualname(expr.func) is None:
+        method = expr.func.attr
+        if method not in _CASTS | _FILLS or (method == "type" and not _dtype_argument(expr, ctx)):
+            return None
+        random_fill = random_fill or method in _RANDOM_FILLS
+        expr = expr.func.value
+    name = factory_name(expr, scope)
+    return (expr, name, random_fill) if name is not None else None
+
+
+def _dtype_argument(call: ast.Call, ctx: Context) -> bool:
+    """`.type(torch.long)`: a dtype; `.type("torch.cuda.FloatTensor")` would move the tensor itself."""
+    return len(call.args) == 1 and not call.keywords and isinstance(ctx.value(call.args[0]), DtypeValue)
+
+
 def _certain_device(node: ast.AST, ctx: Context) -> bool:
     """A `.to(...)` argument that is certainly a device, never a dtype or another tensor."""
     value = ctx.value(node)
@@ -272,10 +306,70 @@ def _certain_device(node: ast.AST, ctx: Context) -> bool:
         return normalize_device(text) is not None
     if isinstance(value, ScalarValue) and value.kind == "str" and value.value is not None:
         return normalize_device(value.value) is not None
+    if isinstance(value, ScalarValue) and value.kind == "int" and not isinstance(value.value, bool):
+        return True  # `.to(rank)`: an int is a CUDA device index
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return True
     if value is not None and not isinstance(value, ScalarValue):
         return False  # a tensor (`.to(other)` takes its dtype too), a dtype, a module...
-    return (isinstance(node, ast.Name) and node.id == "device") or \
-        (isinstance(node, ast.Attribute) and node.attr == "device")
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    # `device`, `DEVICE`, `torch_device`, `self.device`: nobody names a dtype or a tensor so.
+    return name is not None and (name.lower().endswith("device") or name.lower() in _INDEX_NAMES)
+
+
+class _Move:
+    """Where a `.to(...)` / `.cuda(...)` puts a fresh tensor: the `device=` text (None: a device, but no
+    spelling that is safe to repeat in the factory) and the dtype it casts to on the way, if any."""
+
+    def __init__(self, device: Optional[str], dtype: Optional[str] = None):
+        self.device, self.dtype = device, dtype
+
+
+def _move_of(node: ast.Call, ctx: Context) -> Optional[_Move]:
+    if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    if node.func.attr == "cuda":
+        return _cuda_move(node, ctx)
+    keywords = {k.arg: k.value for k in node.keywords}
+    if set(keywords) - {"device", "dtype", "non_blocking"} or len(node.args) > 2:
+        return None
+    given = [*node.args[:1], *([keywords["device"]] if "device" in keywords else [])]
+    dtype = keywords.get("dtype", node.args[1] if len(node.args) == 2 else None)
+    if len(given) != 1:
+        return None
+    target = given[0]
+    text = ctx.source.text_of(ctx.source.span(target))
+    if isinstance(ctx.value(target), TensorValue) and dtype is None and "device" not in keywords:
+        # `.to(other)` takes other's device and dtype.
+        return _Move(f"{text}.device", f"{text}.dtype") if isinstance(target, (ast.Name, ast.Attribute)) \
+            else _Move(None)
+    if not _certain_device(target, ctx):
+        return None
+    if dtype is not None and "dtype" not in keywords and not isinstance(ctx.value(dtype), DtypeValue):
+        return None  # a second positional argument is a dtype only when known to be one (`dtype=` always is)
+    return _Move(text, ctx.source.text_of(ctx.source.span(dtype)) if dtype is not None else None)
+
+
+def _cuda_move(node: ast.Call, ctx: Context) -> Optional[_Move]:
+    if any(k.arg != "non_blocking" for k in node.keywords) or len(node.args) > 1:
+        return None
+    if not node.args:
+        return _Move('"cuda"')
+    index = node.args[0]
+    if isinstance(index, ast.Constant) and type(index.value) is int:
+        return _Move(f'"cuda:{index.value}"')
+    value = ctx.value(index)
+    if isinstance(value, ScalarValue) and value.kind == "int" and isinstance(index, ast.Name):
+        return _Move(index.id)  # an int is a CUDA index for `device=` too (None would mean the CPU there)
+    return _Move(None)
+
+
+def seeds_torch(ctx: Context) -> bool:
+    facts = file_facts(ctx)
+    if "seeds_torch" not in facts:
+        facts["seeds_torch"] = any(isinstance(node, ast.Call) and scope.qualname(node.func) in _SEEDS
+                                   for node, scope in ctx.index.nodes)
+    return facts["seeds_torch"]
 
 
 class CreateThenMove(Rule):
@@ -284,7 +378,8 @@ class CreateThenMove(Rule):
     name = "create-then-move"
     severity = Severity.WARNING
     summary = ("Flags a tensor created by a factory and moved at once (`torch.randn(3, 4).to(device)`, "
-               "`torch.zeros(n).cuda()`); suggests `device=` in the factory.")
+               "`torch.zeros(n).cuda()`, `torch.ones(n).fill_(v).to(rank)`, `torch.zeros(n).to(other)`); "
+               "suggests `device=` in the factory.")
     why = ("The factory first allocates and fills the tensor in CPU memory, then `.to(device)` allocates it "
            "again on the GPU and copies it over (a synchronous host-to-device transfer for pageable memory): two "
            "allocations, a copy, and for random factories the CPU's generator does the work. With "
@@ -292,16 +387,19 @@ class CreateThenMove(Rule):
            "`device=` makes the tensor where it will live. (Random factories then draw from that device's "
            "generator, so the numbers differ from the CPU's for the same seed.)")
     fix_summary = ("Pass the target device to the factory (`torch.randn(3, 4, device=device)`), every other argument "
-                   "kept as written; a `device=` already given is replaced. `non_blocking=` is dropped (nothing is "
-                   "copied any more).")
+                   "kept as written; a `device=` already given is replaced, casts and fills in between stay where "
+                   "they are. `.to(other)` becomes `device=other.device` and its dtype. `non_blocking=` is dropped "
+                   "(nothing is copied any more). For random draws the title says that a GPU then draws other "
+                   "numbers for the same seed, and in a file that seeds torch the fix is not the preferred one.")
     valid = (
         Valid("import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
               "x = torch.randn(3, 4, device=device)\n"),
         Valid("import torch\nx = torch.randn(3, 4).to(torch.float16)\n"),  # a dtype, not a device
-        Valid("import torch\nref = torch.ones(2)\nx = torch.zeros(2).to(ref)\n"),  # takes ref's dtype too
         Valid("import torch\n\ndef f(target):\n    return torch.zeros(3).to(target)\n"),  # maybe a dtype
         Valid("import torch\nbuf = torch.empty(1024, pin_memory=True).to('cuda', non_blocking=True)\n"),
         Valid("import torch\nx = torch.randn(3, 4)\ny = x.to('cuda')\n"),  # not fresh from a factory
+        Valid("import torch\nx = torch.zeros(4).type('torch.cuda.FloatTensor').to('cuda')\n"),
+        Valid("import torch\n\ndef f(ref):\n    return torch.zeros(3).to(ref)\n"),  # ref may be a dtype
     )
     invalid = (
         Invalid("import torch\ndevice = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
@@ -309,16 +407,18 @@ class CreateThenMove(Rule):
                 "import torch\ndevice = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
                 "x = torch.randn(3, 4, device=device)\n"),
         Invalid("import torch\nn = 16\nmask = torch.zeros(n, dtype=torch.bool).cuda()\n",
-                "import torch\nn = 16\nmask = torch.zeros(n, dtype=torch.bool, device=\"cuda\")\n"),
+                "import torch\nn = 16\n"  # the file never checks for CUDA: the fix falls back, as TW205 would
+                "mask = torch.zeros(n, dtype=torch.bool, device=\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"),
         Invalid("import torch\n\n\ndef positions(seq_len: int, device):\n"
                 "    return torch.arange(seq_len).to(device, non_blocking=True)\n",
                 "import torch\n\n\ndef positions(seq_len: int, device):\n"
                 "    return torch.arange(seq_len, device=device)\n"),
-        Invalid("import torch as th\nw = th.randn(\n    128,\n    64,\n    requires_grad=True,\n).to(\"cuda:0\")\n",
+        Invalid("import torch as th\nw = th.randn(\n    128,\n    64,\n    requires_grad=True,\n).to(\"cuda:0\")\n"
+                "assert th.cuda.is_available()\n",
                 "import torch as th\nw = th.randn(\n    128,\n    64,\n    requires_grad=True,\n"
-                "    device=\"cuda:0\",\n)\n"),
-        Invalid("import torch\nx = torch.ones(5, device='cpu').to(device='cuda')\n",
-                "import torch\nx = torch.ones(5, device='cuda')\n"),
+                "    device=\"cuda:0\",\n)\nassert th.cuda.is_available()\n"),
+        Invalid("import torch\nx = torch.ones(5, device='cpu').to(device='cuda')\nprint(torch.cuda.device_count())\n",
+                "import torch\nx = torch.ones(5, device='cuda')\nprint(torch.cuda.device_count())\n"),
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Embed(nn.Module):\n"
                 "    def __init__(self):\n        super().__init__()\n        self.device = 'cpu'\n\n"
                 "    def forward(self, ids: torch.Tensor):\n"
@@ -327,19 +427,32 @@ class CreateThenMove(Rule):
                 "    def __init__(self):\n        super().__init__()\n        self.device = 'cpu'\n\n"
                 "    def forward(self, ids: torch.Tensor):\n"
                 "        return ids + torch.ones_like(ids, device=self.device)\n"),
+        Invalid("import torch\n\n\ndef run(rank, world_size):\n    bias = torch.ones(8).fill_(0.5).to(rank)\n",
+                "import torch\n\n\ndef run(rank, world_size):\n    bias = torch.ones(8, device=rank).fill_(0.5)\n"),
+        Invalid("import torch\nref = torch.ones(2, dtype=torch.float64)\nx = torch.zeros(2).to(ref)\n",
+                "import torch\nref = torch.ones(2, dtype=torch.float64)\nx = torch.zeros(2, dtype=ref.dtype, "
+                "device=ref.device)\n"),
+        Invalid("import torch\n\n\ndef make(n: int, device):\n"
+                "    return torch.full((n,), 0.1).to(device=device, dtype=torch.float16)\n",
+                "import torch\n\n\ndef make(n: int, device):\n"
+                "    return torch.full((n,), 0.1, device=device).to(dtype=torch.float16)\n"),
+        Invalid("import torch\n\n\ndef labels(n: int, device):\n"
+                "    return torch.zeros(n).type(torch.long).to(device)\n",
+                "import torch\n\n\ndef labels(n: int, device):\n"
+                "    return torch.zeros(n, device=device).type(torch.long)\n"),
     )
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
         if not method_call(node, "to", "cuda") or scope.qualname(node.func) is not None:
             return
-        factory = node.func.value
-        name = factory_name(factory, scope)
-        if name is None:
+        chain = _fresh_chain(node.func.value, scope, ctx)
+        if chain is None:
             return
+        factory, name, random_fill = chain
         if any(k.arg in ("pin_memory", "out") or k.arg is None for k in factory.keywords):
             return
-        device = self._target(node, ctx)
-        if device is None:
+        move = _move_of(node, ctx)
+        if move is None:
             return
         grad = any(k.arg == "requires_grad" and not (isinstance(k.value, ast.Constant) and not k.value.value)
                    for k in factory.keywords)
@@ -347,45 +460,118 @@ class CreateThenMove(Rule):
                    "it there")
         if grad:
             message += " (the moved copy is not a leaf: its `.grad` stays None)"
-        text = device[1]
-        if text is None:
-            yield self.finding(ctx, node, message)
+        span = method_tail_span(ctx, node)
+        if move.device is None:
+            yield Finding(self.code, message, self.severity, span)
             return
-        fix = Fix(f"Create it there: `torch.{name}(..., device={text})`",
-                  lambda: [Edit(ctx.source.span(node), _with_device(ctx, factory, text))], preferred=True)
-        yield self.finding(ctx, node, message, [fix])
-
-    @staticmethod
-    def _target(node: ast.Call, ctx: Context) -> Optional[tuple[str, Optional[str]]]:
-        """("device", text for `device=` or None when no fix) when the move's target is certainly a device."""
-        if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
-            return None
-        if node.func.attr == "cuda":
-            if any(k.arg != "non_blocking" for k in node.keywords) or len(node.args) > 1:
-                return None
-            if not node.args:
-                return "device", '"cuda"'
-            index = node.args[0]
-            if isinstance(index, ast.Constant) and type(index.value) is int:
-                return "device", f'"cuda:{index.value}"'
-            return "device", None
-        given = [*node.args, *(k.value for k in node.keywords if k.arg == "device")]
-        if len(given) != 1 or any(k.arg not in ("device", "non_blocking") for k in node.keywords):
-            return None
-        if not _certain_device(given[0], ctx):
-            return None
-        return "device", ctx.source.text_of(ctx.source.span(given[0]))
+        random = name in _RANDOM_FACTORIES or random_fill
+        fallback = _with_fallback(ctx, node, move.device) is not None
+        title = f"Create it there: `torch.{name}(..., device={_short(move.device)})`" + (
+            " (on a GPU this draws other random numbers: the device's generator)" if random else "") + (
+            ", falling back to the CPU without CUDA (this file never checks)" if fallback else "")
+        fix = Fix(title, lambda: [Edit(ctx.source.span(node), _created_there(ctx, node, factory, name, move))],
+                  preferred=not (random and seeds_torch(ctx)))
+        yield Finding(self.code, message, self.severity, span, [fix])
 
 
-def _with_device(ctx: Context, factory: ast.Call, device_text: str) -> str:
-    """The factory call with ``device=`` set to ``device_text`` (replacing one already given)."""
-    if not any(k.arg == "device" for k in factory.keywords):
-        return edits.rewrite_call(ctx.source, factory, None, [edits.keyword("device", device_text)]).new_text
-    cst = _libcst()
-    tree = cst.parse_expression(ctx.source.text_of(ctx.source.span(factory)))
-    args = [arg.with_changes(value=cst.parse_expression(device_text))
-            if arg.keyword is not None and arg.keyword.value == "device" else arg for arg in tree.args]
-    return cst.Module([]).code_for_node(tree.with_changes(args=args))
+def _created_there(ctx: Context, move_call: ast.Call, factory: ast.Call, name: str, move: _Move,
+                   factory_text: Optional[str] = None) -> str:
+    """The moved expression rewritten: the factory with `device=` (and `dtype=` where that is exact), the casts
+    and fills between kept as written, and a cast left where the dtype cannot move in. ``factory_text`` is the
+    factory as another fix already rewrote it (a legacy constructor become `torch.empty(...)`)."""
+    text = factory_text if factory_text is not None else ctx.source.text_of(ctx.source.span(factory))
+    given = {k.arg for k in ast.parse(text.strip(), mode="eval").body.keywords}
+    settings = {}
+    cast = None
+    if move.dtype is not None:
+        if name in _EXACT_IN_ANY_DTYPE and "dtype" not in given and move_call.func.value is factory:
+            settings["dtype"] = move.dtype
+        else:
+            cast = move.dtype
+    settings["device"] = _with_fallback(ctx, move_call, move.device) or move.device
+    text = _with_keywords(text, settings)
+    source = ctx.source
+    text += source.text_of(Span(source.span(factory).end, source.span(move_call.func.value).end))
+    if cast is not None:
+        text += f".to(dtype={cast})" if any(k.arg == "dtype" for k in move_call.keywords) else f".to({cast})"
+    return text
+
+
+def _with_fallback(ctx: Context, node: ast.AST, device: str) -> Optional[str]:
+    """`"cuda"` where TW205 would flag it at once (the file never checks for CUDA): written with its fallback,
+    `"cuda" if torch.cuda.is_available() else "cpu"`, as TW205's fix would, so that one pass of fixes is final.
+    None when that is not the case, or torch has no spelling here that needs no new import."""
+    literal = device.strip()
+    if cuda_literal(ast.parse(literal, mode="eval").body) is None or not imports_torch(ctx) or chooses_cuda(ctx):
+        return None
+    scope = _scope_of(ctx, node)
+    spelled = edits.module_name(scope, ctx.tree, "torch") if scope is not None else None
+    if spelled is None or spelled[1]:
+        return None
+    quote = literal[-1]
+    return f"{literal} if {spelled[0]}.cuda.is_available() else {quote}cpu{quote}"
+
+
+def _scope_of(ctx: Context, node: ast.AST) -> Optional[Scope]:
+    facts = file_facts(ctx)
+    if "call_scopes" not in facts:
+        facts["call_scopes"] = {n: scope for n, scope in ctx.index.nodes if isinstance(n, ast.Call)}
+    return facts["call_scopes"].get(node)
+
+
+def _with_keywords(text: str, settings: dict) -> str:
+    """The call ``text`` with each keyword of ``settings`` set (replacing one already given, else appended)."""
+    given = {k.arg for k in ast.parse(text.strip(), mode="eval").body.keywords}
+    replaced = {name: value for name, value in settings.items() if name in given}
+    if replaced:
+        cst = _libcst()
+        tree = cst.parse_expression(text)
+        args = [arg.with_changes(value=cst.parse_expression(replaced[arg.keyword.value]))
+                if arg.keyword is not None and arg.keyword.value in replaced else arg for arg in tree.args]
+        text = cst.Module([]).code_for_node(tree.with_changes(args=args))
+    appended = [edits.keyword(name, value) for name, value in settings.items() if name not in given]
+    if not appended:
+        return text
+    return edits.rewrite_call(SourceFile(text), ast.parse(text, mode="eval").body, None, appended).new_text
+
+
+def moved_at_once(ctx: Context, scope: Scope, call: ast.Call) -> Optional[tuple[ast.Call, _Move]]:
+    """The move that takes ``call``'s fresh result straight to a device (`torch.Tensor(3).cuda()`,
+    `torch.LongTensor(n).random_(8).to(rank)`), with where it goes; None when there is none, or no safe spelling.
+    A fix that rewrites ``call`` into a factory folds it in as `device=`, or the next pass would flag it."""
+    outer_calls = _outer_calls(ctx)
+    node = call
+    while True:
+        outer = outer_calls.get(node)
+        if outer is None:
+            return None
+        attribute = outer.func
+        if attribute.attr in ("to", "cuda") and scope.qualname(attribute) is None:
+            move = _move_of(outer, ctx)
+            return (outer, move) if move is not None and move.device is not None else None
+        if attribute.attr not in _CASTS | _FILLS or (attribute.attr == "type" and not _dtype_argument(outer, ctx)):
+            return None
+        node = outer
+
+
+def with_device(ctx: Context, factory: ast.Call, factory_text: str, moved: tuple) -> str:
+    """``factory`` (rewritten as ``factory_text``) created on the device ``moved`` takes it to."""
+    move_call, move = moved
+    return _created_there(ctx, move_call, factory, "", move, factory_text)
+
+
+def _outer_calls(ctx: Context) -> dict:
+    """A call -> the method call made on its result (`torch.Tensor(3)` -> `torch.Tensor(3).cuda()`)."""
+    facts = file_facts(ctx)
+    if "outer_calls" not in facts:
+        facts["outer_calls"] = {node.func.value: node for node, _ in ctx.index.nodes if isinstance(node, ast.Call)
+                                and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call)}
+    return facts["outer_calls"]
+
+
+def _short(text: str, limit: int = 30) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # -- TW205 ------------------------------------------------------------------------------------------------------
@@ -442,7 +628,8 @@ class HardCodedCuda(Rule):
            "are not flagged.")
     fix_summary = ("The literal becomes `\"cuda\" if torch.cuda.is_available() else \"cpu\"` (for "
                    "`torch.device(\"cuda\")`: `torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")`). "
-                   "`.cuda()` has no fix here: TW201 turns it into `.to(...)`.")
+                   "`.cuda()` becomes `.to(device)` when a device variable is in scope (as TW201 would do), "
+                   "else it has no fix: choose the device once first.")
     node_types = (ast.Call, ast.Assign, ast.AnnAssign)
     valid = (
         Valid("import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
@@ -469,6 +656,9 @@ class HardCodedCuda(Rule):
         Invalid("import torch\n\nTRAIN_DEVICE: str = 'cuda'\n",
                 "import torch\n\nTRAIN_DEVICE: str = 'cuda' if torch.cuda.is_available() else 'cpu'\n"),
         Invalid("import torch\nfrom torch import nn\nmodel = nn.Linear(8, 2).cuda()\n"),
+        Invalid("import torch\n\n\ndef upload(batch: torch.Tensor, device):\n    return batch.cuda(non_blocking=True)\n",
+                "import torch\n\n\ndef upload(batch: torch.Tensor, device):\n"
+                "    return batch.to(device, non_blocking=True)\n"),  # TW201's fix, which this finding speaks for
     )
 
     def check(self, node: ast.AST, scope: Scope, ctx: Context) -> Iterator[Finding]:
@@ -495,8 +685,16 @@ class HardCodedCuda(Rule):
         if node.func.attr == "to" and node.args and cuda_literal(node.args[0]):
             yield self._literal(node.args[0], scope, ctx)
         elif node.func.attr == "cuda" and is_placeable(ctx.value(node.func.value), ctx):
-            yield self.finding(ctx, node, "`.cuda()` fails on machines without CUDA, and this file never checks "
-                                          "`torch.cuda.is_available()`")
+            yield self._cuda_method(node, scope, ctx)
+
+    def _cuda_method(self, node: ast.Call, scope: Scope, ctx: Context) -> Finding:
+        """`.cuda()` in a file that never checks: moved with `.to(device)` when a device variable is in scope (the
+        fix TW201 would offer, which this finding speaks for at the same call)."""
+        message = "`.cuda()` fails on machines without CUDA, and this file never checks `torch.cuda.is_available()`"
+        target = CudaCpuMethod._device_variable(node, scope, ctx)
+        fixes = [] if target is None else [
+            Fix(f"Use `.to({target})`", lambda: [_rewrite_method(ctx, node, "to", target, False)], preferred=True)]
+        return Finding(self.code, message, self.severity, method_tail_span(ctx, node), fixes)
 
     def _literal(self, literal: ast.Constant, scope: Scope, ctx: Context, report_on: Optional[ast.AST] = None,
                  fixable: bool = True) -> Finding:

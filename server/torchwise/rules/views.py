@@ -81,7 +81,15 @@ class ViewNeedsCopy(Rule):
                 preferred=True),
             Fix("Use `.contiguous().view(...)` (copies)", lambda: [Edit(name_span, "contiguous().view")]),
         ]
-        yield self.finding(ctx, node, message, fixes)
+        yield Finding(self.code, message, self.severity, _call_or_tail(ctx, node), fixes)
+
+
+def _call_or_tail(ctx: Context, call: ast.Call) -> Span:
+    """The call when it fits on its line, else `view(...)` alone (a chain spread over lines is not all wrong)."""
+    span = ctx.source.span(call)
+    if span.start.line == span.end.line:
+        return span
+    return Span(_attribute_name_span(ctx, call.func).start, span.end)
 
 
 def _attribute_name_span(ctx: Context, attribute: ast.Attribute) -> Span:
