@@ -2,12 +2,13 @@
 #   make demo    # venv + install + `torchwise check examples/`
 #   make test    # venv + npm packages + Python tests + client tests
 #   make test-editors  # real VS Code (code-server) and Neovim end to end (installs them first)
+#   make fuzz    # the long fuzz (make test runs a small seeded budget of it)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo setup test test-python test-client test-editors editors-install bench bench-quick clean
+.PHONY: demo setup test test-python test-client test-editors editors-install bench bench-quick fuzz clean
 
 setup: $(STAMP) node_modules/.package-lock.json
 
@@ -39,6 +40,12 @@ editors-install:
 
 test-editors: $(STAMP) node_modules/.package-lock.json editors-install
 	scripts/editors/run.sh
+
+# Every character prefix of the examples, analysed as typed, 20,000 generated programs and 3,000 garbage
+# JSON-RPC frames (about half an hour on 2 cores); TORCHWISE_FUZZ_PROGRAMS and TORCHWISE_FUZZ_SEED change
+# the budget and the seed.
+fuzz: $(STAMP)
+	TORCHWISE_FUZZ=long $(BIN)/python -m pytest -q -s tests/test_fuzz.py tests/test_hardening_lsp.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_server.py

@@ -42,7 +42,8 @@ async def start_session(client: LanguageClient, root: Path, settings: dict | Non
         capabilities=client_capabilities("visual-studio-code"),
         root_uri=root.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
-        initialization_options={"settings": settings or {}},
+        # A trusted workspace, as an editor that declares it (VS Code sends workspace.isTrusted).
+        initialization_options={"settings": {"trusted": True, **(settings or {})}},
     ))
 
 

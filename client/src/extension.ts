@@ -27,7 +27,8 @@ export function activate(context: ExtensionContext): void {
         void running.restart();
       }
     }),
-    // Trust lets the workspace's torchwise.interpreter and torchwise.serverPath apply.
+    // Trust lets the workspace's torchwise.interpreter and torchwise.serverPath apply, and the restarted
+    // server learns it from its initializationOptions (settings.trusted): the benchmark may then run.
     workspace.onDidGrantWorkspaceTrust(() => void running.restart()),
   );
   // Not awaited: activating the Python extension must not hold up ours. The interpreter matters

@@ -114,7 +114,7 @@ describe("probeInterpreter and checkServerExecutable", { skip: process.platform 
   }
 
   it("reports the interpreter, its version and torchwise's", async () => {
-    const python = fake("good", `test "$1" = -c || exit 3\necho '{"executable": "/real/python", "python": [3, 10, 1], "torchwise": "0.1.0"}'`);
+    const python = fake("good", `test "$1" = -I && test "$2" = -c || exit 3\necho '{"executable": "/real/python", "python": [3, 10, 1], "torchwise": "0.1.0"}'`);
     assert.deepEqual(await probeInterpreter(python), {
       ok: true,
       executable: "/real/python",

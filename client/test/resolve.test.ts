@@ -29,7 +29,7 @@ describe("chooseServer", () => {
       assert.deepEqual(chooseServer({ interpreter: "python3", probe: probe(version), bundle }), {
         kind: "command",
         command: "/home/me/.venv/bin/python",
-        args: ["-m", "torchwise", "lsp"],
+        args: ["-I", "-m", "torchwise", "lsp"],
         source: "interpreter",
         version,
       });

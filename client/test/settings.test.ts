@@ -11,6 +11,7 @@ const DEFAULTS: ServerSettings = {
   ignore: [],
   severity: {},
   benchmark: { device: "auto", timeLimit: 30 },
+  trusted: false,
 };
 
 describe("readServerSettings", () => {
@@ -33,7 +34,15 @@ describe("readServerSettings", () => {
       ignore: ["TW3"],
       severity: { TW201: "off", TW101: "hint" },
       benchmark: { device: "cuda", timeLimit: 5.5 },
+      trusted: false,
     });
+  });
+
+  it("says whether the workspace is trusted, from VS Code's trust only", () => {
+    assert.equal(readServerSettings(reader({}), undefined, true).trusted, true);
+    // A workspace's own settings.json cannot vouch for itself.
+    assert.equal(readServerSettings(reader({ trusted: true }), undefined, false).trusted, false);
+    assert.equal(readServerSettings(reader({ trusted: true })).trusted, false);
   });
 
   it("falls back to the defaults for values of the wrong type", () => {

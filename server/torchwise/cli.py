@@ -58,8 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "lsp":
         from torchwise.lsp.server import serve
 
-        serve()
-        return EXIT_CLEAN
+        status = serve()  # LSP's own exit status: 0 after shutdown, 1 for an exit without one
+        return status if isinstance(status, int) else EXIT_CLEAN
     parser.print_help()
     return EXIT_ERROR
 
@@ -77,82 +77,131 @@ def _rules(code: str | None) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from torchwise import report
-    from torchwise.config import ConfigError, RuleConfig, project_config
-    from torchwise.discovery import python_files
+    from torchwise.config import RuleConfig
+    from torchwise.discovery import discover
 
     cli_config = RuleConfig(select=_codes(args.select), ignore=_codes(args.ignore))
     try:
-        files = list(python_files(args.paths, args.exclude))
+        found = discover(args.paths, args.exclude)
     except FileNotFoundError as err:
         print(f"torchwise: no such file or folder: {err}", file=sys.stderr)
         return EXIT_ERROR
+    for folder in found.empty:
+        print(f"torchwise: no Python files in {folder}", file=sys.stderr)
     results = []
-    for path in files:
-        try:
-            config = RuleConfig().layered(project_config(path)).layered(cli_config)
-        except ConfigError as err:
-            print(f"torchwise: {err}", file=sys.stderr)
-            return EXIT_ERROR
-        results.append(_check_file_guarded(path, config, args.fix))
+    told: set[str] = set()  # each bad pyproject.toml is named once on stderr, and is every file's error
+    for item in found.files:
+        if item.problem is not None:
+            results.append(_failed(item.path, item.problem))
+            continue
+        config, problem = _config_for(item.path, cli_config)
+        if problem is not None:
+            if problem not in told:
+                told.add(problem)
+                print(f"torchwise: {problem}", file=sys.stderr)
+            results.append(_failed(item.path, f"not checked: {problem}"))
+            continue
+        results.append(_check_file_guarded(item.path, config, args.fix, item.tree))
     if args.format == "json":
         sys.stdout.write(report.render_json(results))
     elif args.format == "sarif":
         sys.stdout.write(report.render_sarif(results))
     else:
         sys.stdout.write(report.render_text(results, args.fix))
-    if any(r.error is not None for r in results):
-        return EXIT_ERROR
+    if not results or any(r.error is not None for r in results):
+        return EXIT_ERROR  # nothing could be checked, or something could not
     return EXIT_FINDINGS if any(r.findings for r in results) else EXIT_CLEAN
 
 
-def _check_file_guarded(path: Path, config, fix: bool):
+def _config_for(path: Path, cli_config):
+    """(the file's rule config, None) or (None, why its pyproject.toml cannot be used)."""
+    from torchwise.config import ConfigError, RuleConfig, project_config
+
+    try:
+        return RuleConfig().layered(project_config(path)).layered(cli_config), None
+    except ConfigError as err:
+        return None, str(err)
+
+
+def _failed(path: Path, error: str):
+    from torchwise.report import FileResult
+
+    result = FileResult(path)
+    result.error = error
+    return result
+
+
+def _check_file_guarded(path: Path, config, fix: bool, tree: Path | None = None):
     """One file's result; a bug of ours is that file's error, never a traceback that stops the run."""
     try:
-        return _check_file(path, config, fix)
+        return _check_file(path, config, fix, tree)
     except Exception as err:  # noqa: BLE001 - reported, with what a bug report needs
-        from torchwise.report import FileResult
-
-        result = FileResult(path)
-        result.error = f"internal error ({type(err).__name__}: {err}); please report it with this file"
-        return result
+        return _failed(path, f"internal error ({type(err).__name__}: {err}); please report it with this file")
 
 
-def _check_file(path: Path, config, fix: bool):
+def _writable(path: Path, tree: Path | None) -> str | None:
+    """Why ``--fix`` must not write ``path``, if it must not: a symlink whose target leaves the checked tree (as
+    ruff, torchwise never writes through it to a file elsewhere)."""
+    import os
+
+    if tree is None:
+        return None
+    real = os.path.realpath(path)
+    try:
+        inside = os.path.commonpath([real, str(tree)]) == str(tree)
+    except ValueError:  # another drive
+        inside = False
+    if not inside:
+        return f"not fixed: it is a symlink to {real}, outside the checked folder {tree}"
+    return None
+
+
+def _check_file(path: Path, config, fix: bool, tree: Path | None = None):
     from torchwise.engine import analyze
     from torchwise.findings import Span
     from torchwise.fixing import apply_edits, preferred_edits
     from torchwise.report import FileResult
-    from torchwise.textio import read_python, write_python
+    from torchwise.textio import FileChanged, read_file, write_python
 
     result = FileResult(path)
     if path.suffix == ".ipynb":
-        return _check_notebook(path, config, fix, result)
+        return _check_notebook(path, config, fix, result, tree)
     try:
-        text, encoding = read_python(path)
+        read = read_file(path)
     except (OSError, UnicodeDecodeError) as err:
         result.error = f"cannot read: {err.strerror if isinstance(err, OSError) else err.reason}"
         return result
+    text = read.text
     analysis = analyze(text, str(path), config)
     if fix and analysis.parse_error is None:
-        original = text
+        fixed, failures = 0, []
         for _ in range(_MAX_FIX_PASSES):
-            edits = preferred_edits(analysis.findings)
+            edits = preferred_edits(analysis.findings, failures)
             if not edits:
                 break
-            fixed_before = sum(1 for f in analysis.findings if f.fixes)
+            fixable_before = sum(1 for f in analysis.findings if f.autofix)
             new_text = apply_edits(text, edits)
             if new_text == text:
                 break
             new_analysis = analyze(new_text, str(path), config)
             if new_analysis.parse_error is not None:
                 break  # never write code that does not parse
-            result.fixed += fixed_before - sum(1 for f in new_analysis.findings if f.fixes)
+            fixed += max(0, fixable_before - sum(1 for f in new_analysis.findings if f.autofix))
             text, analysis = new_text, new_analysis
-        if text != original:
+        result.warnings += [_fix_failure(finding, why) for finding, why in _unique(failures)]
+        if text != read.text:
+            refused = _writable(path, tree)
             try:
-                write_python(path, text, encoding)
+                if refused is not None:
+                    raise FileChanged(0, refused)
+                write_python(path, text, read.encoding, expected=read.data)
+                result.fixed = fixed
+            except FileChanged as err:  # the analysis of the text as read is still what we report
+                result.warnings.append(err.strerror if refused else f"not fixed: {err.strerror}")
+                analysis = analyze(read.text, str(path), config)
             except OSError as err:
-                result.error = f"cannot write fixes: {err.strerror}"
+                result.error = f"cannot write fixes: {err.strerror or err}; the file is unchanged"
+                analysis = analyze(read.text, str(path), config)
     if analysis.parse_error is not None:
         error = analysis.parse_error
         result.error = f"cannot parse: {error.message}"
@@ -161,39 +210,70 @@ def _check_file(path: Path, config, fix: bool):
     return result
 
 
-def _check_notebook(path: Path, config, fix: bool, result):
+def _unique(failures: list) -> list:
+    """Failures of a fix builder, once per finding position (the fix passes ask again)."""
+    seen, out = set(), []
+    for finding, why in failures:
+        key = (finding.code, finding.span.start, why)
+        if key not in seen:
+            seen.add(key)
+            out.append((finding, why))
+    return out
+
+
+def _fix_failure(finding, why: str) -> str:
+    start = finding.span.start
+    return (f"the {finding.code} fix at {start.line + 1}:{start.col + 1} could not be built ({why}); "
+            "it was left out, please report it")
+
+
+def _check_notebook(path: Path, config, fix: bool, result, tree: Path | None = None):
     """A notebook's code cells as one module; findings and fixes mapped back to their cells."""
     from torchwise import notebook
     from torchwise.engine import analyze
-    from torchwise.fixing import apply_edits, preferred_edits
+    from torchwise.fixing import apply_edits, edits_of, preferred_edits
+    from torchwise.textio import FileChanged, read_bytes, replace_file
 
     try:
-        document, cells = notebook.read_ipynb(path.read_text(encoding="utf-8"))
+        data = read_bytes(path)
+        document, cells = notebook.read_ipynb(data.decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as err:
         result.error = f"cannot read: {getattr(err, 'strerror', None) or err}"
         return result
     combined = notebook.combine(cells)
     analysis = analyze(combined.text, str(path), config)
     if fix:
-        by_cell = notebook.Combined.edits_by_cell(combined, preferred_edits(analysis.findings)) or {}
+        failures: list = []
+        edits = preferred_edits(analysis.findings, failures)
+        result.warnings += [_fix_failure(finding, why) for finding, why in _unique(failures)]
+        by_cell = notebook.Combined.edits_by_cell(combined, edits) or {}
         sources = dict(cells)
-        changed = {number: apply_edits(sources[number], edits) for number, edits in by_cell.items()}
+        changed = {number: apply_edits(sources[number], cell_edits) for number, cell_edits in by_cell.items()}
+        changed = {number: text for number, text in changed.items() if text != sources[number]}
         if changed:
+            fixed_cells = [(number, changed.get(number, source)) for number, source in cells]
+            fixed_combined = notebook.combine(fixed_cells)
+            fixed_analysis = analyze(fixed_combined.text, str(path), config)
+            refused = _writable(path, tree)
             try:
-                path.write_text(notebook.write_ipynb(document, changed), encoding="utf-8")
+                if refused is not None:
+                    raise FileChanged(0, refused)
+                replace_file(path, notebook.write_ipynb(document, changed).encode("utf-8"), expected=data)
+            except FileChanged as err:
+                result.warnings.append(err.strerror if refused else f"not fixed: {err.strerror}")
             except OSError as err:
-                result.error = f"cannot write fixes: {err.strerror}"
+                result.error = f"cannot write fixes: {err.strerror or err}; the file is unchanged"
                 return result
-            result.fixed = sum(1 for f in analysis.findings if f.fixes)
-            cells = [(number, changed.get(number, source)) for number, source in cells]
-            combined = notebook.combine(cells)
-            analysis = analyze(combined.text, str(path), config)
+            else:
+                before = sum(1 for f in analysis.findings if f.autofix)
+                result.fixed = max(0, before - sum(1 for f in fixed_analysis.findings if f.autofix))
+                cells, combined, analysis = fixed_cells, fixed_combined, fixed_analysis
     for finding in analysis.findings:
         mapped = combined.to_cell(finding.span)
         if mapped is not None:
             finding.cell, finding.span = mapped[0].key, mapped[1]
             finding.fixes = [_cell_fix(combined, fix, finding.cell) for fix in finding.fixes]
-            finding.fixes = [f for f in finding.fixes if f.edits]
+            finding.fixes = [f for f in finding.fixes if edits_of(f)]
             result.findings.append(finding)
     return result
 
@@ -203,6 +283,8 @@ def _cell_fix(combined, fix, cell):
     from torchwise.findings import Fix
 
     def build():
-        by_cell = combined.edits_by_cell(fix.edits) or {}
+        from torchwise.fixing import edits_of
+
+        by_cell = combined.edits_by_cell(edits_of(fix)) or {}
         return by_cell.get(cell, []) if set(by_cell) <= {cell} else []
     return Fix(fix.title, build, fix.preferred)

@@ -16,13 +16,18 @@ nothing is selected), matches no ignored prefix, and its severity is not "off".
 
 from __future__ import annotations
 
-import tomllib
+import stat
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
 from torchwise.findings import Severity
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11: the same parser, as a package (a dependency there)
+    import tomli as tomllib
 
 
 class ConfigError(ValueError):
@@ -122,15 +127,20 @@ def _read_toml(path: Path, mtime_ns: int) -> Mapping[str, Any]:
 
 def _torchwise_table(pyproject: Path) -> Mapping[str, Any] | None:
     try:
-        mtime = pyproject.stat().st_mtime_ns
+        status = pyproject.stat()
     except OSError:
         return None
+    if not stat.S_ISREG(status.st_mode):
+        return None  # a folder (or a FIFO) of that name is no configuration, and must not be opened
     try:
-        data = _read_toml(pyproject, mtime)
-    except (OSError, tomllib.TOMLDecodeError) as err:
+        data = _read_toml(pyproject, status.st_mtime_ns)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise ConfigError(f"{pyproject}: cannot read: {err}") from None
-    table = data.get("tool", {}).get("torchwise")
-    return table if isinstance(table, Mapping) else None
+    tool = data.get("tool")
+    table = tool.get("torchwise") if isinstance(tool, Mapping) else None
+    if table is not None and not isinstance(table, Mapping):
+        raise ConfigError(f"{pyproject}: tool.torchwise must be a table ([tool.torchwise])")
+    return table
 
 
 def project_config(path: Path) -> RuleConfig | None:

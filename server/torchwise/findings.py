@@ -87,3 +87,9 @@ class Finding:
     span: Span
     fixes: list[Fix] = field(default_factory=list)
     cell: int | None = None  # in a notebook: the 1-based cell number (``span`` is then inside that cell)
+
+    @property
+    def autofix(self) -> Fix | None:
+        """The fix ``--fix`` applies: the first one marked preferred (none when no fix is sure enough to apply
+        unasked, e.g. a move that changes which random numbers a seeded script draws)."""
+        return next((fix for fix in self.fixes if fix.preferred), None)

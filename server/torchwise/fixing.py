@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
-from torchwise.findings import Edit, Finding
+from torchwise.findings import Edit, Finding, Fix
 from torchwise.source import SourceFile
 
 
@@ -25,14 +25,29 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     return "".join(out)
 
 
-def preferred_edits(findings: Iterable[Finding]) -> list[Edit]:
-    """The edits of each finding's first fix, deduplicated (two fixes may add the same import)."""
+def edits_of(fix: Fix, failures: Optional[list] = None) -> tuple[Edit, ...]:
+    """The fix's edits; a fix whose builder raises (a bug of ours) has none, and the failure is noted, so that
+    one broken fix never stops the others."""
+    try:
+        return fix.edits
+    except Exception as err:  # noqa: BLE001 - reported by the caller
+        if failures is not None:
+            failures.append((fix, f"{type(err).__name__}: {err}"))
+        return ()
+
+
+def preferred_edits(findings: Iterable[Finding], failures: Optional[list] = None) -> list[Edit]:
+    """The edits of each finding's preferred fix (:attr:`Finding.autofix`), deduplicated (two fixes may add the
+    same import). ``failures`` collects ``(finding, why)`` for fixes that could not be built."""
     seen: set[Edit] = set()
     result = []
     for finding in findings:
-        if finding.fixes:
-            for edit in finding.fixes[0].edits:
+        if finding.autofix is not None:
+            broken: list = []
+            for edit in edits_of(finding.autofix, broken):
                 if edit not in seen:
                     seen.add(edit)
                     result.append(edit)
+            if failures is not None:
+                failures.extend((finding, why) for _, why in broken)
     return result

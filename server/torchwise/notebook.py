@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from torchwise.findings import Edit, Position, Span
+from torchwise.source import split_lines
 
 
 @dataclass(frozen=True)
@@ -62,12 +63,12 @@ class Combined:
 
 
 def _line_count(text: str) -> int:
-    return len(text.splitlines()) or 1
+    return len(split_lines(text)) or 1
 
 
 def python_source(text: str) -> str | None:
     """A cell's text as Python: magics commented out in place; None for a cell magic or non-Python cell."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("%%"):
         return None
@@ -114,19 +115,30 @@ def read_ipynb(text: str) -> tuple[dict, list[tuple[int, str]]]:
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list):
         raise ValueError("not a notebook: no cells")
-    language = (document.get("metadata", {}).get("kernelspec", {}) or {}).get("language", "python")
+    metadata = document.get("metadata")
+    kernelspec = metadata.get("kernelspec") if isinstance(metadata, dict) else None
+    language = kernelspec.get("language", "python") if isinstance(kernelspec, dict) else "python"
     if language != "python":
         return document, []
     code = []
     for number, cell in enumerate(cells, start=1):
         if isinstance(cell, dict) and cell.get("cell_type") == "code":
-            source = cell.get("source", "")
-            code.append((number, "".join(source) if isinstance(source, list) else str(source)))
+            code.append((number, _cell_source(cell.get("source", ""), number)))
     return document, code
+
+
+def _cell_source(source: object, number: int) -> str:
+    """nbformat's multiline string: a string, or a list of strings to join. Anything else is refused
+    rather than guessed at, so that ``--fix`` never rewrites a cell it did not read as written."""
+    if isinstance(source, str):
+        return source
+    if isinstance(source, list) and all(isinstance(part, str) for part in source):
+        return "".join(source)
+    raise ValueError(f"not a notebook: the source of cell {number} is neither a string nor a list of strings")
 
 
 def write_ipynb(document: dict, new_sources: dict[int, str]) -> str:
     """The notebook with some code cells' sources replaced, in nbformat's own layout (indent 1)."""
     for number, source in new_sources.items():
-        document["cells"][number - 1]["source"] = source.splitlines(keepends=True)
+        document["cells"][number - 1]["source"] = split_lines(source)
     return json.dumps(document, indent=1, ensure_ascii=False) + "\n"

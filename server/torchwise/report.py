@@ -12,6 +12,7 @@ from typing import Sequence
 
 from torchwise import __version__
 from torchwise.findings import Finding, Severity, Span
+from torchwise.fixing import edits_of
 from torchwise.rules import ALL_RULES
 
 
@@ -21,7 +22,8 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # could not read or parse
     error_span: Span | None = None
-    fixed: int = 0
+    fixed: int = 0  # findings whose fixes were written
+    warnings: list[str] = field(default_factory=list)  # checked, but something was not done (fixes not written)
 
 
 def _where(path: Path, line: int, col: int, cell: int | None = None) -> str:
@@ -39,10 +41,12 @@ def render_text(results: Sequence[FileResult], fix_applied: bool) -> str:
             start = result.error_span.start if result.error_span else None
             where = _where(result.path, start.line, start.col) if start else str(result.path)
             out.append(f"{where}: error: {result.error}")
+        for warning in result.warnings:
+            out.append(f"{result.path}: warning: {warning}")
         for finding in result.findings:
             total += 1
             marker = ""
-            if finding.fixes:
+            if finding.autofix:
                 fixable += 1
                 marker = "[*] "
             start = finding.span.start
@@ -56,6 +60,8 @@ def render_text(results: Sequence[FileResult], fix_applied: bool) -> str:
                    f"{'s' if len(results) != 1 else ''}.")
         if fixable and not fix_applied:
             out.append(f"[*] {fixable} fixable with `torchwise check --fix`.")
+    elif not results:
+        out.append("No Python files to check.")
     elif not errors:
         out.append(f"All checks passed ({len(results)} file{'s' if len(results) != 1 else ''}).")
     if errors:
@@ -75,12 +81,15 @@ def render_json(results: Sequence[FileResult]) -> str:
             loc = _location(result.error_span) if result.error_span else None
             items.append({"filename": str(result.path), "code": None, "severity": "error",
                           "message": result.error, "location": loc, "fixes": []})
+        for warning in result.warnings:
+            items.append({"filename": str(result.path), "code": None, "severity": "warning",
+                          "message": warning, "location": None, "fixes": []})
         for f in result.findings:
             items.append({
                 "filename": str(result.path), "code": f.code, "severity": f.severity.label,
                 "message": f.message, "location": _location(f.span), "cell": f.cell,
                 "fixes": [{"title": fix.title,
-                           "edits": [{"location": _location(e.span), "content": e.new_text} for e in fix.edits]}
+                           "edits": [{"location": _location(e.span), "content": e.new_text} for e in edits_of(fix)]}
                           for fix in f.fixes],
             })
     return json.dumps(items, indent=2, ensure_ascii=False) + "\n"
@@ -104,18 +113,22 @@ def render_sarif(results: Sequence[FileResult]) -> str:
             if result.error_span:
                 location["physicalLocation"]["region"] = _region(result.error_span)
             notifications.append({"level": "error", "message": {"text": result.error}, "locations": [location]})
+        for warning in result.warnings:
+            notifications.append({"level": "warning", "message": {"text": warning},
+                                  "locations": [{"physicalLocation": {"artifactLocation": artifact}}]})
         for f in result.findings:
             entry = {
                 "ruleId": f.code, "ruleIndex": rule_index.get(f.code, -1), "level": _SARIF_LEVEL[f.severity],
                 "message": {"text": f.message},
                 "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": _region(f.span)}}],
             }
-            if f.fixes:
+            edits = edits_of(f.fixes[0]) if f.fixes else ()
+            if edits:
                 fix = f.fixes[0]
                 entry["fixes"] = [{"description": {"text": fix.title}, "artifactChanges": [{
                     "artifactLocation": artifact,
                     "replacements": [{"deletedRegion": _region(e.span), "insertedContent": {"text": e.new_text}}
-                                     for e in fix.edits]}]}]
+                                     for e in edits]}]}]
             sarif_results.append(entry)
     driver = {
         "name": "torchwise", "version": __version__, "informationUri": "https://github.com/torchwise/torchwise",
@@ -126,7 +139,7 @@ def render_sarif(results: Sequence[FileResult]) -> str:
         } for rule in ALL_RULES],
     }
     run = {"tool": {"driver": driver}, "columnKind": "unicodeCodePoints", "results": sarif_results,
-           "invocations": [{"executionSuccessful": not notifications,
+           "invocations": [{"executionSuccessful": not any(n["level"] == "error" for n in notifications),
                             "toolExecutionNotifications": notifications}]}
     doc = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -102,6 +102,13 @@ except Exception as error:
 print(json.dumps(result))
 `;
 
+/**
+ * How the extension runs any Python: isolated (`-I`), so that neither the working folder (a workspace
+ * holding `json.py`, `typing.py` or `asyncio.py`) nor `PYTHONPATH` or the user's site-packages can put
+ * modules on `sys.path` before the standard library's. Python 3.4 and newer know it.
+ */
+export const ISOLATED = "-I";
+
 /** Reads the probe's output: its last line, as a sitecustomize may print before it. */
 export function parseProbe(stdout: string, python: string): Probe {
   const lastLine = stdout.trim().split(/\r?\n/).pop() ?? "";
@@ -133,7 +140,7 @@ export function probeInterpreter(python: string, options: { cwd?: string; timeou
   return new Promise((resolve) => {
     execFile(
       python,
-      ["-c", PROBE_SCRIPT],
+      [ISOLATED, "-c", PROBE_SCRIPT],
       // In the server's folder: pyenv's shims pick the Python that `.python-version` there names.
       { cwd: options.cwd, timeout: timeoutMs, windowsHide: true },
       (error, stdout, stderr) => {
@@ -141,6 +148,8 @@ export function probeInterpreter(python: string, options: { cwd?: string; timeou
           resolve(parseProbe(stdout, python));
         } else if (error.killed) {
           resolve({ ok: false, reason: `${python} did not answer within ${timeoutMs / 1000} s` });
+        } else if (/Unknown option: -I|unknown option -I/.test(stderr)) {
+          resolve({ ok: false, reason: `${python} is Python 2 or older than 3.4 (it has no -I option); torchwise needs Python 3.9 or newer` });
         } else {
           const lastLine = stderr.trim().split(/\r?\n/).pop();
           resolve({ ok: false, reason: lastLine || error.message });

@@ -2,7 +2,7 @@
 // `server.ts` gathers the inputs and carries the decision out.
 
 import { Bundle, compareVersions, minimumPython } from "./bundle";
-import { Probe } from "./python";
+import { ISOLATED, Probe } from "./python";
 
 export type ServerChoice =
   /** Run `command args` as it is. */
@@ -26,7 +26,8 @@ export interface ServerInputs {
  * 1. `torchwise.serverPath`, if set: the user's own `torchwise` executable, run as `<path> lsp`,
  *    whatever its version (an explicit choice, e.g. a development checkout);
  * 2. the user's interpreter, if torchwise imports there at a version at least the bundled one:
- *    `<python> -m torchwise lsp`, as before the private venv existed. An older one is skipped,
+ *    `<python> -I -m torchwise lsp` (isolated, as the probe that found it there), as before the
+ *    private venv existed. An older one is skipped,
  *    since it would not know the settings and commands of this extension;
  * 3. the private venv under the extension's global storage, holding the bundled torchwise and
  *    its dependencies, made with the user's interpreter (see `venv.ts`), so that whatever pygls
@@ -46,7 +47,8 @@ export function chooseServer(inputs: ServerInputs): ServerChoice {
       return {
         kind: "command",
         command: probe.executable,
-        args: ["-m", "torchwise", "lsp"],
+        // Isolated: `python -m` would put the working folder (the workspace) first on sys.path.
+        args: [ISOLATED, "-m", "torchwise", "lsp"],
         source: "interpreter",
         version: probe.torchwise,
       };

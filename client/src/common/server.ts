@@ -152,7 +152,7 @@ export class TorchwiseServer implements Disposable {
 
   /** The settings the server gets for a scope (a folder or file), `settings.interpreter` included. */
   private settingsFor(scope?: Uri): ServerSettings {
-    return readServerSettings(workspace.getConfiguration(SECTION, scope), this.interpreter);
+    return readServerSettings(workspace.getConfiguration(SECTION, scope), this.interpreter, workspace.isTrusted);
   }
 
   private async startClient(): Promise<void> {

@@ -17,6 +17,11 @@ export interface ServerSettings {
     timeLimit: number;
   };
   /**
+   * Whether the workspace is trusted (`workspace.isTrusted`). The server offers and runs the
+   * benchmark, which executes the workspace's code, only when this is true.
+   */
+  trusted: boolean;
+  /**
    * The user's Python (absolute: its `sys.executable`), where the benchmark worker must run: it
    * has the user's torch, while the server itself may run in the extension's private venv. Not
    * the raw `torchwise.interpreter`: that may be unset, relative, or a workspace value that an
@@ -66,7 +71,7 @@ function timeLimit(value: unknown): number {
  * Reads the settings the server needs. Settings files are hand-edited JSON, so anything of the
  * wrong type falls back to its default instead of reaching the server.
  */
-export function readServerSettings(config: ConfigReader, interpreter?: string): ServerSettings {
+export function readServerSettings(config: ConfigReader, interpreter?: string, trusted = false): ServerSettings {
   const device = config.get("benchmark.device");
   const settings: ServerSettings = {
     select: stringList(config.get("select")),
@@ -76,6 +81,8 @@ export function readServerSettings(config: ConfigReader, interpreter?: string): 
       device: isOneOf(device, DEVICES) ? device : "auto",
       timeLimit: timeLimit(config.get("benchmark.timeLimit")),
     },
+    // Never read from the configuration: a workspace's settings.json must not vouch for itself.
+    trusted,
   };
   if (interpreter !== undefined) {
     settings.interpreter = interpreter;

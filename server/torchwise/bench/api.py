@@ -39,6 +39,8 @@ def run_benchmark(session: BenchSession, text: str, line: int, *, device: str = 
     job = prepare(text, line, sizes, analysis=analysis, path=path, findings=findings)
     if isinstance(job, Problem):
         return problem_result(job, line)
+    if on_progress is not None:
+        on_progress(job.runs)  # what it is about to run, before it runs
     return finish(job, session.run(job.request(device, budget_s, threads), on_progress))
 
 
@@ -50,6 +52,8 @@ async def run_benchmark_async(session: BenchSession, text: str, line: int, *, de
     job = prepare(text, line, sizes, analysis=analysis, path=path, findings=findings)
     if isinstance(job, Problem):
         return problem_result(job, line)
+    if on_progress is not None:
+        on_progress(job.runs)  # what it is about to run, before it runs
     return finish(job, await session.run_async(job.request(device, budget_s, threads), on_progress))
 
 
@@ -57,7 +61,7 @@ def finish(job: BenchJob, result: dict) -> dict:
     """The worker's answer with the job's facts added and error lines mapped to the file's."""
     result = dict(result)
     result.update(code=job.code, line=job.line, end_line=job.end_line, fingerprint=job.fingerprint,
-                  inputs=job.inputs, notes=list(job.notes))
+                  inputs=job.inputs, notes=list(job.notes), runs=job.runs)
     for key in ("loop_s", "vectorized_s", "speedup", "device", "match"):
         result.setdefault(key, None)
     message = result.get("message") or ""
@@ -69,7 +73,7 @@ def finish(job: BenchJob, result: dict) -> dict:
             message = message.replace(found.group(0), f"(line {job.line + k})")
         else:
             origin = job.setup_lines[k - 1] if 0 < k <= len(job.setup_lines) else None
-            lines = job.setup.splitlines()
+            lines = job.setup.split("\n")  # as the worker numbers them
             if origin is not None:
                 result["error_line"] = origin
                 message = message.replace(found.group(0), f"(your setup code, line {origin})")

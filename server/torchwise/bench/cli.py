@@ -63,6 +63,7 @@ def run(args: argparse.Namespace, out=None, err=None) -> int:
     from torchwise.bench.api import run_benchmark
     from torchwise.bench.result import inline_text, public_json
     from torchwise.bench.session import BenchSession
+    from torchwise.source import split_lines
     from torchwise.textio import read_python
 
     out = out or sys.stdout
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace, out=None, err=None) -> int:
     except (OSError, UnicodeDecodeError) as error:
         print(f"torchwise bench: cannot read {path}: {getattr(error, 'strerror', None) or error}", file=err)
         return EXIT_ERROR
-    if line > len(text.splitlines()):
+    if line > len(split_lines(text)):
         print(f"torchwise bench: {path} has no line {line}", file=err)
         return EXIT_ERROR
     session = BenchSession(args.python, args.time_limit, cwd=str(path.parent.resolve()))
@@ -102,7 +103,8 @@ def run(args: argparse.Namespace, out=None, err=None) -> int:
         if details:
             print(_printable(details, out), file=out)
     else:
-        print(f"torchwise bench: {path}:{line}: {_printable(result.get('message') or 'failed', err)}", file=err)
+        message = public_json(result).get("message") or "failed"  # with which of your lines ran
+        print(f"torchwise bench: {path}:{line}: {_printable(message, err)}", file=err)
     if not result.get("ok"):
         return EXIT_ERROR
     return EXIT_MATCH if result.get("match") else EXIT_MISMATCH
@@ -125,6 +127,8 @@ def _details(result: dict) -> str:
     lines.append("  " + ", ".join(facts))
     if result.get("inputs"):
         lines.append(f"  inputs: {result['inputs']}")
+    if result.get("runs"):
+        lines.append(f"  {result['runs']}")
     for note in result.get("notes") or ():
         lines.append(f"  note: {note}")
     return "\n".join(lines)

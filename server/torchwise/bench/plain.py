@@ -1,11 +1,12 @@
 """Is a statement of the user's file *plain setup*, safe to run without asking?
 
 Plain: assignments (and ``for`` loops over plain iterables, ``lst.append(...)``-style calls)
-whose expressions use only literals, names, operators, comprehensions, and calls of
-torch / numpy / math functions, safe builtins (``range``, ``len``, ``int``, ...) and methods of
-values (``x.reshape(3, 1, 1)``, ``data.shape[0]``). Not plain: any other call (a function of the
-file, ``open``, ``print``), file and network functions even of torch and numpy (``torch.load``,
-``np.fromfile``, ``torch.hub``...), dunder attributes, lambdas, imports of any other module.
+whose every name resolves to something on the allowlist (``allowlist.py``): literals, local
+values, torch / numpy / math functions and constants listed there, a few builtins (``range``,
+``len``, ``int``...), and listed methods and attributes of values (``x.reshape(3, 1, 1)``,
+``data.shape[0]``). Anything else is refused, wherever it appears: called, passed as an argument
+(``sorted(xs, key=torch.os.system)``), imported (``from torch import os``) or reached through an
+attribute (``torch.builtins.exec``, ``np.ndarray.tofile``).
 
 ``plain_statement`` answers ``None`` for plain, else why not, in a few words ("calls `open`").
 """
@@ -15,49 +16,18 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-ALLOWED_ROOTS = ("torch", "numpy", "math")
-SAFE_BUILTINS = frozenset({
-    "abs", "all", "any", "bool", "complex", "dict", "divmod", "enumerate", "float", "frozenset", "int", "len",
-    "list", "max", "min", "pow", "range", "reversed", "round", "set", "slice", "sorted", "sum", "tuple", "zip",
-})
-# Qualified-name prefixes never run, even under torch / numpy: files, network, processes, compilers,
-# global settings that outlive the run.
-_DENIED_PREFIXES = (
-    "torch.load", "torch.save", "torch.from_file", "torch.hub", "torch.jit", "torch.ops", "torch.classes",
-    "torch.utils", "torch.compile", "torch.compiler", "torch.distributed", "torch.multiprocessing",
-    "torch.backends", "torch.library", "torch.package", "torch.onnx", "torch.export", "torch.profiler",
-    "torch.autograd.profiler", "torch.serialization", "torch.cuda", "torch.mps", "torch.xpu",
-    "torch.set_default_device",
-    "torch.set_num_threads", "torch.set_num_interop_threads", "torch.set_printoptions", "torch.fx", "torch.testing",
-    "torch.overrides", "torch.monitor", "torch.futures", "torch.random.fork_rng",
-    "numpy.load", "numpy.save", "numpy.savez", "numpy.savez_compressed", "numpy.savetxt", "numpy.loadtxt",
-    "numpy.genfromtxt", "numpy.fromfile", "numpy.memmap", "numpy.fromregex", "numpy.DataSource", "numpy.lib",
-    "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing", "numpy.show_config", "numpy.get_include",
-    "numpy.show_runtime", "numpy.set_printoptions",
+from torchwise.analysis.scopes import BindingKind
+from torchwise.bench.allowlist import (
+    ATTRIBUTES, BUILTINS, METHODS, allowed_function, allowed_import, allowed_module, allowed_value,
 )
-_ALLOWED_EXCEPTIONS = frozenset({"torch.cuda.is_available", "torch.cuda.device_count",
-                                 "torch.backends.mps.is_available"})
-# Method names never called, whatever the receiver: files, hooks, callbacks.
-_DENIED_METHODS = frozenset({
-    "tofile", "save", "load", "dump", "dumps", "write", "read", "open", "register_hook", "register_forward_hook",
-    "register_forward_pre_hook", "register_full_backward_hook", "register_backward_hook", "apply_", "map_",
-    "map2_", "apply", "share_memory_", "from_file", "format_map",
-})
 
+SAFE_BUILTINS = BUILTINS
+__all__ = ["SAFE_BUILTINS", "allowed_function", "allowed_import", "plain_expression", "plain_statement"]
 
-def allowed_function(qualname: str) -> bool:
-    parts = qualname.split(".")
-    if parts[0] not in ALLOWED_ROOTS or any(p.startswith("_") for p in parts):
-        return False
-    if qualname in _ALLOWED_EXCEPTIONS:
-        return True
-    return not any(qualname == p or qualname.startswith(p + ".") for p in _DENIED_PREFIXES)
-
-
-def allowed_import(qualname: str) -> bool:
-    """``import torch.nn.functional as F``, ``from torch import nn``, ``import numpy as np``, ``import math``."""
-    parts = qualname.split(".")
-    return parts[0] in ALLOWED_ROOTS and not any(p.startswith("_") for p in parts) and allowed_function(qualname)
+_REFUSED_EXPRESSIONS = {"Lambda": "a lambda", "NamedExpr": "an assignment expression", "JoinedStr": "an f-string",
+                        "Await": "`await`", "Yield": "`yield`", "YieldFrom": "`yield from`"}
+_COMPOUND = (ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.BinOp, ast.UnaryOp, ast.BoolOp,
+             ast.Compare, ast.IfExp, ast.Starred)
 
 
 class _Checker:
@@ -79,13 +49,7 @@ class _Checker:
         if isinstance(stmt, ast.AugAssign):
             return self.target(stmt.target) or self.expr(stmt.value, set())
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            if isinstance(stmt, ast.ImportFrom) and (stmt.level or not stmt.module):
-                return "a relative import"
-            for alias in stmt.names:
-                name = alias.name if isinstance(stmt, ast.Import) else f"{stmt.module}.{alias.name}"
-                if alias.name == "*" or not allowed_import(name):
-                    return f"imports `{name}`"
-            return None
+            return self.imports(stmt)
         if isinstance(stmt, ast.Expr):
             if not isinstance(stmt.value, ast.Call):
                 return None if isinstance(stmt.value, ast.Constant) else "an expression statement"
@@ -105,6 +69,15 @@ class _Checker:
             return None
         return f"a `{type(stmt).__name__.lower()}` statement"
 
+    def imports(self, stmt) -> Optional[str]:
+        if isinstance(stmt, ast.ImportFrom) and (stmt.level or not stmt.module):
+            return "a relative import"
+        for alias in stmt.names:
+            name = alias.name if isinstance(stmt, ast.Import) else f"{stmt.module}.{alias.name}"
+            if alias.name == "*" or not allowed_import(name):
+                return f"imports `{name}`, which is not on the benchmark's list of pure torch / numpy / math names"
+        return None
+
     def target(self, target) -> Optional[str]:
         if isinstance(target, ast.Name):
             return None
@@ -122,38 +95,19 @@ class _Checker:
 
     # -- expressions
     def expr(self, node, local: set) -> Optional[str]:
-        if node is None or isinstance(node, (ast.Constant, ast.Name)):
+        if node is None or isinstance(node, ast.Constant):
             return None
+        if isinstance(node, ast.Name):
+            return self.name(node, local)
         if isinstance(node, ast.Attribute):
-            if node.attr.startswith("_"):
-                return f"reads `{node.attr}`"
-            return self.expr(node.value, local)
+            return self.attribute(node, local)
         if isinstance(node, ast.Call):
             return self.call(node, local)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            inner = set(local)
-            for gen in node.generators:
-                if gen.is_async:
-                    return "an async comprehension"
-                why = self.target(gen.target) or self.expr(gen.iter, inner)
-                if why:
-                    return why
-                inner |= {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
-                for cond in gen.ifs:
-                    why = self.expr(cond, inner)
-                    if why:
-                        return why
-            parts = (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)
-            for part in parts:
-                why = self.expr(part, inner)
-                if why:
-                    return why
-            return None
-        if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.JoinedStr)):
-            return {"Lambda": "a lambda", "NamedExpr": "an assignment expression", "JoinedStr": "an f-string"}.get(
-                type(node).__name__, f"`{type(node).__name__.lower()}`")
-        if isinstance(node, (ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.BinOp,
-                             ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Starred)):
+            return self.comprehension(node, local)
+        if type(node).__name__ in _REFUSED_EXPRESSIONS:
+            return _REFUSED_EXPRESSIONS[type(node).__name__]
+        if isinstance(node, _COMPOUND):
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.expr):
                     why = self.expr(child, local)
@@ -164,31 +118,71 @@ class _Checker:
             return None
         return f"`{type(node).__name__}`"
 
-    def call(self, node: ast.Call, local: set) -> Optional[str]:
-        func = node.func
-        qualname = self.scope.qualname(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
+    def name(self, node: ast.Name, local: set) -> Optional[str]:
+        """A name read as a value: a local value, an allowed import, or an allowed builtin."""
+        if node.id in local:
+            return None
+        owner = self.scope.owner_of(node.id)
+        if owner is None:
+            return None if node.id in BUILTINS else f"uses `{node.id}`"
+        qualname = self.scope.import_of(node.id)
+        if qualname is None:
+            # Bound by the file. Imported too (another binding), it may be the module: refuse that mix.
+            if any(b.kind is BindingKind.IMPORT for b in owner.bindings.get(node.id, ())):
+                return f"uses `{node.id}`, which is imported and assigned"
+            return None
+        if allowed_value(qualname):
+            return None
+        if allowed_module(qualname):
+            return f"uses the module `{qualname}` as a value"
+        return f"uses `{qualname}`, which is not on the benchmark's list of pure torch / numpy / math names"
+
+    def attribute(self, node: ast.Attribute, local: set) -> Optional[str]:
+        if node.attr.startswith("_"):
+            return f"reads `{node.attr}`"
+        qualname = self._qualified(node, local)
         if qualname is not None:
-            if not allowed_function(qualname):
-                return f"calls `{qualname}`"
-        elif isinstance(func, ast.Name):
-            if func.id in local:
-                return f"calls `{func.id}`"
-            if self.scope.owner_of(func.id) is not None or func.id not in SAFE_BUILTINS:
-                return f"calls `{func.id}`"
-        elif isinstance(func, ast.Attribute):
-            if func.attr.startswith("_") or func.attr in _DENIED_METHODS:
-                return f"calls `.{func.attr}()`"
-            why = self.expr(func.value, local)
+            if allowed_value(qualname):
+                return None
+            return f"uses `{qualname}`, which is not on the benchmark's list of pure torch / numpy / math names"
+        if node.attr not in ATTRIBUTES and node.attr not in METHODS:
+            return f"reads `.{node.attr}`"
+        return self.expr(node.value, local)
+
+    def _qualified(self, node: ast.expr, local: set) -> Optional[str]:
+        """The qualified name an import-rooted ``a.b.c`` stands for (None for an attribute of a value)."""
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id in local:
+            return None
+        return self.scope.qualname(node)
+
+    def comprehension(self, node, local: set) -> Optional[str]:
+        inner = set(local)
+        for gen in node.generators:
+            if gen.is_async:
+                return "an async comprehension"
+            why = self.target(gen.target) or self.expr(gen.iter, inner)
             if why:
                 return why
-            root = func.value
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            if isinstance(root, ast.Name) and self.scope.import_of(root.id) is not None \
-                    and self.scope.import_of(root.id).split(".")[0] not in ALLOWED_ROOTS:
-                return f"uses the module `{self.scope.import_of(root.id)}`"
-        else:
-            return "calls the result of an expression"
+            inner |= {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+            for cond in gen.ifs:
+                why = self.expr(cond, inner)
+                if why:
+                    return why
+        parts = (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)
+        for part in parts:
+            why = self.expr(part, inner)
+            if why:
+                return why
+        return None
+
+    def call(self, node: ast.Call, local: set) -> Optional[str]:
+        func = node.func
+        why = self.callee(func, local)
+        if why:
+            return why
         for arg in node.args:
             why = self.expr(arg, local)
             if why:
@@ -198,6 +192,35 @@ class _Checker:
             if why:
                 return why
         return None
+
+    def callee(self, func, local: set) -> Optional[str]:
+        if isinstance(func, ast.Name):
+            if func.id in local:
+                return f"calls `{func.id}`"
+            owner = self.scope.owner_of(func.id)
+            if owner is None:
+                return None if func.id in BUILTINS else f"calls `{func.id}`"
+            qualname = self.scope.import_of(func.id)
+            if qualname is None:
+                return f"calls `{func.id}`"  # a function of the file, or a value of unknown kind
+            return None if allowed_function(qualname) else f"calls `{qualname}`"
+        if isinstance(func, ast.Attribute):
+            if func.attr.startswith("_"):
+                return f"calls `.{func.attr}()`"
+            qualname = self._qualified(func, local)
+            if qualname is not None:
+                return None if allowed_function(qualname) else f"calls `{qualname}`"
+            root = func.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id not in local:
+                imported = self.scope.import_of(root.id)
+                if imported is not None and not allowed_module(imported.split(".")[0]):
+                    return f"uses the module `{imported}`"
+            if func.attr not in METHODS:
+                return f"calls `.{func.attr}()`"
+            return self.expr(func.value, local)
+        return "calls the result of an expression"
 
 
 def plain_statement(stmt: ast.stmt, scope) -> Optional[str]:

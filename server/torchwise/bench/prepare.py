@@ -42,6 +42,7 @@ from torchwise.bench.region import (
 )
 from torchwise.bench.synth import SCALE_VAR, Synth, Unknown
 from torchwise.findings import Finding
+from torchwise.source import split_lines
 
 _MIN_SCALE = 16  # a trip count below this is never scaled (and a literal this small is never rewritten)
 
@@ -74,6 +75,22 @@ class BenchJob:
     notes: list
     fingerprint: str  # of the loop's lines: a different one later means the result is stale
     setup_lines: list = field(default_factory=list)  # per setup line, the 1-based file line it came from (or None)
+    ran_lines: list = field(default_factory=list)  # the 1-based lines of the user's setup code that run
+    refused: list = field(default_factory=list)  # (1-based line, why) of the setup statements that do not run
+
+    @property
+    def runs(self) -> str:
+        """One sentence: which of the user's lines run (and which do not, and why)."""
+        loop = f"{self.line + 1}" if self.end_line == self.line else f"{self.line + 1}–{self.end_line + 1}"
+        loop = f"the loop (line{'s' if self.end_line > self.line else ''} {loop}) and its rewrite"
+        if self.ran_lines:
+            plural = "s" if len(self.ran_lines) > 1 else ""
+            sentence = f"Benchmark runs your line{plural} {_ranges(self.ran_lines)} as setup, then {loop}."
+        else:
+            sentence = f"Benchmark runs {loop}, on inputs it makes."
+        if self.refused:
+            sentence += " Not run: " + "; ".join(f"line {line} ({why})" for line, why in self.refused) + "."
+        return sentence
 
     @property
     def ok(self) -> bool:
@@ -180,13 +197,15 @@ class _Builder:
         scaled = synth.scaled or literal_scaled or loop_scaled or vec_scaled
         scale = {"var": SCALE_VAR, "full": full, "label": self._trip_label()} if scaled and full else None
         self.notes.extend(synth.notes)
+        refused = sorted({(stmt.lineno, why) for stmt, why, _ in self.tainted.values()})
+        ran = sorted({n for stmt in module + local for n in range(stmt.lineno, stmt.end_lineno + 1)})
         return BenchJob(
             code=self.finding.code, title=self.finding.fixes[0].title, line=region.first_line,
             end_line=region.last_line, setup=setup, loop=loop, vectorized=vectorized, outputs=self.outputs,
             scale=scale, no_grad=region.statements[0] in getattr(self.facts, "grad_not_on", ()),
             inputs=self._inputs_sentence(module + local, synthesized), notes=self.notes,
             fingerprint=fingerprint(self.analysis.source.text, region.first_line, region.last_line),
-            setup_lines=origins)
+            setup_lines=origins, ran_lines=ran, refused=refused)
 
     # -- names
     def _need(self, name: str, scope: Scope, wanted: dict) -> None:
@@ -471,7 +490,7 @@ class _Builder:
                 scaled = scaled or changer.changed
             ast.fix_missing_locations(node)
             text = ast.unparse(node)
-            for i, part in enumerate(text.splitlines()):
+            for i, part in enumerate(text.split("\n")):  # ast.unparse ends lines with \n only
                 lines.append(part)
                 origins.append(stmt.lineno + i if i < (stmt.end_lineno - stmt.lineno + 1) else None)
         return "\n".join(lines) + "\n", origins, scaled
@@ -620,7 +639,7 @@ def _scale_literals(code: str, full: Optional[int]) -> tuple[str, bool]:
              and node.lineno == node.end_lineno]
     if not spots:
         return code, False
-    lines = code.splitlines(keepends=True)
+    lines = split_lines(code)  # as ast numbers them
     for line, start, end in sorted(spots, reverse=True):
         raw = lines[line].encode("utf-8")
         lines[line] = (raw[:start] + SCALE_VAR.encode() + raw[end:]).decode("utf-8")

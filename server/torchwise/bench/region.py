@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from torchwise.findings import Edit, Finding, Position
-from torchwise.source import SourceFile
+from torchwise.source import SourceFile, split_lines
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -204,7 +204,7 @@ def _is_blank_removal(source: SourceFile, edit: Edit) -> bool:
     if edit.new_text.strip():
         return False
     removed = source.text[source.offset(edit.span.start):source.offset(edit.span.end)]
-    return all(not line.strip() or line.strip().startswith("#") for line in removed.splitlines())
+    return all(not line.strip() or line.strip().startswith("#") for line in split_lines(removed))
 
 
 def _is_import_insertion(source: SourceFile, edit: Edit) -> bool:
@@ -433,7 +433,12 @@ def outputs_of(loop: str, vectorized: str) -> list[str]:
 def fingerprint(text: str, first_line: int, last_line: int) -> str:
     """A short hash of lines ``first_line..last_line`` (0-based, inclusive), indentation ignored:
     compare it with the stored one to know a benchmark result is stale."""
-    return fingerprint_lines(text.splitlines(), first_line, last_line)
+    return fingerprint_lines(plain_lines(text), first_line, last_line)
+
+
+def plain_lines(text: str) -> list[str]:
+    """The lines as the editor and ast count them (not ``str.splitlines``, which also breaks at \\f), without ends."""
+    return [line.rstrip("\r\n") for line in split_lines(text)]
 
 
 def fingerprint_lines(lines: Sequence[str], first_line: int, last_line: int) -> str:

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional
 PUBLIC_KEYS = ("loop_s", "vectorized_s", "speedup", "device", "match", "message")
 EXTRA_KEYS = ("ok", "error", "loop_iqr_s", "loop_runs", "vectorized_iqr_s", "vectorized_runs", "device_name",
               "max_diff", "scaled", "n", "n_full", "torch", "python", "interpreter", "threads", "cold", "wall_s",
-              "code", "line", "fingerprint", "notes", "inputs", "error_line", "stage")
+              "code", "line", "fingerprint", "notes", "inputs", "error_line", "stage", "runs")
 
 
 def format_seconds(seconds: Optional[float]) -> str:
@@ -105,6 +105,8 @@ def hover_markdown(result: Mapping[str, Any]) -> str:
         lines += ["", ", ".join(facts) + (f" ({result['interpreter']})" if result.get("interpreter") else "") + "."]
     if result.get("inputs"):
         lines += ["", f"Inputs: {result['inputs']}"]
+    if result.get("runs"):
+        lines += ["", result["runs"]]
     for note in result.get("notes") or ():
         lines.append(f"- {note}")
     return "\n".join(lines)
@@ -116,6 +118,9 @@ def public_json(result: Mapping[str, Any]) -> dict:
     out = {key: _finite(result.get(key)) for key in PUBLIC_KEYS}
     if out["message"] is None:
         out["message"] = "results match" if result.get("match") else ""
+    if result.get("runs"):  # which of the user's lines ran: the message says it wherever it is shown
+        said = out["message"].rstrip()
+        out["message"] = (said + ("" if said.endswith((".", "!", "?")) else ".") + " " if said else "") + result["runs"]
     for key in EXTRA_KEYS:
         if key in result:
             out[key] = _finite(result[key])

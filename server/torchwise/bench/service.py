@@ -3,13 +3,16 @@
 LSP-agnostic on purpose (plain data in and out), so the server module only translates:
 
     service = BenchService()                                  # at start; nothing runs yet
-    service.configure(python=..., time_limit=..., device=..., sizes=...)   # settings, any time
+    service.configure(python=..., time_limit=..., device=..., sizes=..., trusted=...)   # settings, any time
     result = await service.benchmark(uri, text, line, analysis=..., on_progress=...)  # the command
     service.lenses(uri, text, analysis)  -> [Lens(line, title, arguments)]  # code lens
     service.hover(uri, text, line)       -> Markdown | None                 # hover on a measured loop
+    service.cancel()                     # kill the run in progress; a fresh worker starts at once
     service.forget(uri); service.shutdown()
 
 A result is shown *stale* once the lines it measured change; the lens then offers to run again.
+In an untrusted workspace (``trusted=False``: the editor says so) the benchmark runs nothing, as it
+would run the workspace's code: no lens is offered and the command answers why.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Optional
 
 from torchwise.bench.api import DEFAULT_BUDGET_S, run_benchmark_async
-from torchwise.bench.region import fingerprint, fingerprint_lines, is_bench_target, lens_line
+from torchwise.bench.region import fingerprint, fingerprint_lines, is_bench_target, lens_line, plain_lines
 from torchwise.bench.result import hover_markdown, inline_text, public_json
 from torchwise.bench.session import BenchSession
 
@@ -27,6 +30,8 @@ COMMAND = "torchwise.benchmarkLoop"
 LENS_TITLE = "⏱ Benchmark loop vs vectorized"
 COLD_BUDGET_S = 0.6  # seconds of measuring on a run that has to start the worker first
 _SEARCH = 200  # lines up or down where a measured loop is looked for after edits above it
+UNTRUSTED = ("torchwise does not run benchmarks in an untrusted workspace: they execute its code. Trust the "
+             "workspace (VS Code), or declare it trusted in the editor's torchwise settings (`trusted = true`).")
 
 
 @dataclass(frozen=True)
@@ -40,8 +45,9 @@ class Lens:
 class BenchService:
     def __init__(self, python: Optional[str] = None, time_limit: float = 30.0, device: str = "auto",
                  sizes: Optional[Mapping[str, int]] = None, budget_s: float = DEFAULT_BUDGET_S,
-                 threads: Optional[int] = None):
+                 threads: Optional[int] = None, trusted: bool = True):
         self.session = BenchSession(python or sys.executable, time_limit)
+        self.trusted = trusted
         self.device = device
         self.threads = threads
         self.sizes = dict(sizes or {})
@@ -50,8 +56,13 @@ class BenchService:
 
     def configure(self, python: Optional[str] = None, time_limit: Optional[float] = None,
                   device: Optional[str] = None, sizes: Optional[Mapping[str, int]] = None,
-                  threads: Optional[int] = None) -> None:
-        """Apply settings; a different interpreter stops the warm worker (the next run starts one)."""
+                  threads: Optional[int] = None, trusted: Optional[bool] = None) -> None:
+        """Apply settings; a different interpreter stops the warm worker (the next run starts one), and so
+        does losing trust."""
+        if trusted is not None:
+            self.trusted = bool(trusted)
+            if not self.trusted:
+                self.session.shutdown()
         if python is not None:
             self.session.python = python or sys.executable
         if time_limit is not None:
@@ -70,6 +81,8 @@ class BenchService:
 
         Cancelling the awaiting task kills the run. Never raises for a failure of the user's code or
         interpreter: the answer's ``message`` says what happened."""
+        if not self.trusted:
+            return public_json({"ok": False, "error": "untrusted", "message": UNTRUSTED, "line": line})
         merged = {**self.sizes, **(sizes or {})}
         # The first run also starts Python and imports torch (2-5 s): measure less then, to keep
         # the first answer within the spec's 6 s.
@@ -105,7 +118,9 @@ class BenchService:
 
     def lenses(self, uri: str, text: str, analysis) -> list[Lens]:
         """One lens per fixable TW4xx loop: its last result (marked stale once the loop changed), or
-        an offer to run it. Builds no fix and runs nothing."""
+        an offer to run it. Builds no fix and runs nothing; none in an untrusted workspace."""
+        if not self.trusted:
+            return []
         tree = analysis.source.tree if analysis is not None else None
         lines = sorted({lens_line(tree, f) for f in (analysis.findings if analysis is not None else [])
                         if is_bench_target(f)})
@@ -137,7 +152,7 @@ class BenchService:
 
 
 def _find_moved(text: str, line: int, end: int, wanted: str) -> Optional[int]:
-    lines = text.splitlines()
+    lines = plain_lines(text)
     span = end - line
     for delta in range(1, _SEARCH + 1):
         for start in (line + delta, line - delta):

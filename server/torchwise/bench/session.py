@@ -3,8 +3,10 @@
 The worker (``worker_main.py``) runs in the user's interpreter, so the server never imports
 torch. One worker per session, one request at a time: a second request waits for the first.
 ``run`` blocks (the CLI); ``run_async`` is the same from asyncio (the language server), and
-cancelling the awaiting task kills the worker. Every outcome is a dict with ``ok``; a failure
-carries ``error`` (a kind) and ``message`` (one clear sentence), never an exception.
+cancelling the awaiting task (or ``cancel()``) kills the worker and starts a fresh one at once, so
+the next request neither waits behind the cancelled code nor pays the torch import again. Every
+outcome is a dict with ``ok``; a failure carries ``error`` (a kind) and ``message`` (one clear
+sentence), never an exception.
 
 Error kinds: ``interpreter_not_found``, ``no_torch``, ``torch_broken``, ``timeout``, ``cancelled``,
 ``worker_died``, and those the worker reports (``setup_error``, ``loop_error``,
@@ -65,9 +67,13 @@ class _Worker:
     def _read_stdout(self) -> None:
         for raw in self.proc.stdout:
             try:
-                self.messages.put(json.loads(raw.decode("utf-8", "replace")))
+                message = json.loads(raw.decode("utf-8", "replace"))
             except ValueError:
                 self.stderr.append(raw.decode("utf-8", "replace").rstrip())
+                continue
+            if isinstance(message, dict) and message.get("type") == "hello" and message.get("ok"):
+                self.hello = message  # warm from now on, even if nobody is waiting (a worker started ahead)
+            self.messages.put(message)
         self.messages.put(_EOF)
 
     def _read_stderr(self) -> None:
@@ -118,7 +124,7 @@ class BenchSession:
     """
 
     def __init__(self, python: Optional[str] = None, time_limit: float = 30.0, cwd: Optional[str] = None,
-                 env: Optional[dict] = None):
+                 env: Optional[dict] = None, restart_on_cancel: bool = True):
         self._python = python or sys.executable
         self.time_limit = float(time_limit)
         self.cwd = cwd
@@ -129,6 +135,8 @@ class BenchSession:
         self._current: Optional[_Token] = None
         self._ids = itertools.count(1)
         self.starts = 0  # worker processes started (a restart after a kill counts)
+        self.restart_on_cancel = restart_on_cancel
+        self._closed = False
 
     # -- configuration
     @property
@@ -204,6 +212,7 @@ class BenchSession:
     def shutdown(self) -> None:
         """Stop the worker (politely, then by force)."""
         with self._state:
+            self._closed = True  # no restart after a cancel from now on
             worker, self._worker = self._worker, None
         if worker is None:
             return
@@ -218,6 +227,7 @@ class BenchSession:
     def start(self) -> None:
         """Start the worker now (it imports torch) without waiting for it; ``run`` would start it anyway."""
         with self._state:
+            self._closed = False
             if self._worker is None or not self._worker.alive():
                 try:
                     self._worker = self._spawn()
@@ -244,6 +254,18 @@ class BenchSession:
                 self._worker = None
         if worker is not None:
             worker.kill()  # the waiting thread sees EOF and returns "cancelled"
+            if self.restart_on_cancel:
+                self._prestart()
+
+    def _prestart(self) -> None:
+        """A fresh worker after a kill, importing torch while nobody waits for it."""
+        with self._state:
+            if self._closed or (self._worker is not None and self._worker.alive()):
+                return
+            try:
+                self._worker = self._spawn()
+            except OSError:
+                self._worker = None  # the next run says why
 
     def _run(self, request: dict, on_progress, time_limit: Optional[float], token: _Token) -> dict:
         limit = self.time_limit if time_limit is None else float(time_limit)
@@ -258,6 +280,7 @@ class BenchSession:
                 worker = self._worker
                 cold = worker is None or not worker.alive() or worker.hello is None
                 if worker is None or not worker.alive():
+                    self._closed = False  # in use again after a shutdown
                     try:
                         worker = self._worker = self._spawn()
                     except OSError as err:

@@ -48,6 +48,7 @@ import gc  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
+import re  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
@@ -210,6 +211,13 @@ def _where(exc, label, first_line):
     return line
 
 
+def _split_lines(code, keepends=False):
+    """Lines as Python numbers them: only \\n, \\r\\n and \\r end a line (``str.splitlines`` would also split a
+    string literal at a form feed or \\u2028)."""
+    lines = re.findall(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+\Z", code)
+    return lines if keepends else [line.rstrip("\r\n") for line in lines]
+
+
 def _describe(exc):
     text = str(exc).strip().splitlines()
     first = text[0] if text else ""
@@ -281,7 +289,7 @@ class Compiled:
                 else:
                     lines.append("    %s = _tw_ns[%r]" % (name, name))
         self.first_line = len(lines) + 1
-        lines += ["    " + line for line in code.splitlines()]
+        lines += ["    " + line for line in _split_lines(code)]
         lines += ["    pass", "    _tw_locals = locals()",
                   "    return {k: _tw_locals[k] for k in %r if k in _tw_locals}" % (list(outputs),)]
         scope = dict(ns)
@@ -321,7 +329,7 @@ def place_factories(code, tree, torch_names):
     two versions' results sit on different devices. (``with device:``, as the setup uses, would also
     do, but its dispatch overhead on every op would slow the loop more than the rewrite.)
     """
-    lines = code.splitlines(True)
+    lines = _split_lines(code, keepends=True)
     inserts = []
     for node in ast.walk(tree):
         func = getattr(node, "func", None)

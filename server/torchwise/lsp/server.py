@@ -21,6 +21,7 @@ from torchwise.findings import Finding, Position, Span
 from torchwise.lsp import documents
 from torchwise.lsp.convert import from_lsp_position, to_diagnostic, to_lsp_range
 from torchwise.lsp.documents import Checked
+from torchwise.lsp.protocol import TorchwiseProtocol, start_io
 from torchwise.lsp.settings import EditorSettings, parse_settings
 from torchwise.lsp.unchanged import statement_ends
 
@@ -39,7 +40,8 @@ ANALYSIS_WAIT_S = 5.0
 class TorchwiseServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
-            "torchwise", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            "torchwise", __version__, protocol_cls=TorchwiseProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             notebook_document_sync=types.NotebookDocumentSyncOptions(notebook_selector=[
                 types.NotebookDocumentFilterWithCells(cells=[types.NotebookCellLanguage(language="python")])]))
         self.settings = EditorSettings()
@@ -181,7 +183,8 @@ class TorchwiseServer(LanguageServer):
     def configure_bench(self) -> None:
         if self._bench is not None:
             self._bench.configure(python=self.settings.interpreter, time_limit=self.settings.benchmark_time_limit,
-                                  device=self.settings.benchmark_device, sizes=dict(self.settings.benchmark_sizes))
+                                  device=self.settings.benchmark_device, sizes=dict(self.settings.benchmark_sizes),
+                                  trusted=self.settings.trusted)
 
     def _keep_recent(self, unit: str) -> None:
         """Keep the analyses of the documents in use only: drop those of the least recently used beyond
@@ -556,7 +559,8 @@ async def benchmark_loop(ls: TorchwiseServer, uri: str, line: int) -> dict:
     return result
 
 
-def serve() -> None:
+def serve() -> int:
+    """Serve over stdio; the exit status (0 after shutdown, else 1, as the spec says)."""
     port = os.environ.get("TORCHWISE_DEBUGPY")
     if port:
         try:
@@ -565,4 +569,4 @@ def serve() -> None:
             debugpy.listen(("127.0.0.1", int(port)))
         except (ImportError, ValueError, OSError) as err:
             server.log(f"torchwise: cannot start debugpy on {port!r}: {err}", types.MessageType.Warning)
-    server.start_io()
+    return start_io(server)

@@ -21,6 +21,9 @@ class EditorSettings:
     benchmark_time_limit: float = 30.0
     benchmark_sizes: tuple = ()  # ((name, size), ...) for loops whose sizes the analysis cannot know
     interpreter: str = ""  # the user's Python (its torch, its GPU): where benchmarks run
+    # The editor vouches for the workspace (VS Code: workspace trust). Until then the benchmark, which runs
+    # the workspace's code, is neither offered nor run. Read only from the client, never from pyproject.toml.
+    trusted: bool = False
 
 
 def parse_settings(data: Any) -> tuple[EditorSettings, list[str]]:
@@ -51,4 +54,8 @@ def parse_settings(data: Any) -> tuple[EditorSettings, list[str]]:
     if not isinstance(interpreter, str):
         problems.append("torchwise.interpreter: expected a path")
         interpreter = ""
-    return EditorSettings(rules, device, float(limit), tuple(sorted(sizes.items())), interpreter), problems
+    trusted = data.get("trusted", False)
+    if not isinstance(trusted, bool):
+        problems.append("torchwise.trusted: expected true or false; using false")
+        trusted = False
+    return EditorSettings(rules, device, float(limit), tuple(sorted(sizes.items())), interpreter, trusted), problems

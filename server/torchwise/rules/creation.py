@@ -302,12 +302,11 @@ class LegacyConstructorWithSize(Rule):
 def _factory_fix(ctx: Context, call: ast.Call, scope: Scope, factory: str, dtype: str | None, device: str | None):
     def build():
         torch, extra = edits.module_name(scope, ctx.tree, "torch")
-        append = []
-        if not call.args:
-            append.append(edits.positional("0"))
-        append.extend(_dtype_device_args(torch, call, dtype, device))
-        return [_folding_the_move(ctx, scope, call, edits.rewrite_call(ctx.source, call, f"{torch}.{factory}", append)),
-                *extra]
+        # `torch.Tensor()` is a size-0 tensor: the size goes first, before any keyword (`device=dev`).
+        size = [edits.positional("0")] if not call.args else []
+        append = _dtype_device_args(torch, call, dtype, device)
+        rewrite = edits.rewrite_call(ctx.source, call, f"{torch}.{factory}", append, prepend=size)
+        return [_folding_the_move(ctx, scope, call, rewrite), *extra]
     return build
 
 

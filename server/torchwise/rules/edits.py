@@ -45,8 +45,10 @@ def rewrite_call(
     call: ast.Call,
     func: str | None = None,
     append: Sequence["cst.Arg"] = (),
+    prepend: Sequence["cst.Arg"] = (),
 ) -> Edit:
-    """Replace ``call``'s callee with ``func`` and append arguments, keeping the rest as written."""
+    """Replace ``call``'s callee with ``func``, put ``prepend`` first (positional arguments go before any keyword)
+    and append arguments, keeping the rest as written."""
     cst = _cst()
     span = source.span(call)
     tree = cst.parse_expression(source.text_of(span))
@@ -62,6 +64,10 @@ def rewrite_call(
                 args[-1] = args[-1].with_changes(comma=between)
                 arg = arg.with_changes(comma=trailing)
             args.append(arg)
+    if prepend:
+        separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        args = [arg.with_changes(comma=separator) if args or i < len(prepend) - 1 else arg
+                for i, arg in enumerate(prepend)] + args
     changes: dict = {"args": args}
     if func is not None:
         changes["func"] = cst.parse_expression(func)

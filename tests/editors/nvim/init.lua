@@ -10,7 +10,8 @@ vim.api.nvim_create_autocmd("FileType", {
       cmd = { "torchwise", "lsp" },
       root_dir = marker and vim.fs.dirname(marker) or vim.fn.getcwd(),
       -- The VS Code settings without their `torchwise.` prefix, e.g. ignore = { "TW105" }.
-      settings = { torchwise = { benchmark = { device = "auto" } } },
+      -- trusted = true: you vouch for this workspace, so the benchmark may run its code.
+      settings = { torchwise = { trusted = true, benchmark = { device = "auto" } } },
     })
   end,
 })

@@ -1,0 +1,344 @@
+"""The language server under abuse: every request answered, positions where the editor has them,
+no benchmark in an untrusted workspace, and a cancel that stops the worker.
+
+Two kinds of client: pytest-lsp for what an editor does, and a raw stdio client for frames no editor
+should send (an object id, a Content-Length shorter than the body). The server-side parts live in
+``torchwise/lsp/protocol.py`` (the JSON-RPC envelope, cancel, LSP line ends) and ``lsp/settings.py`` (trust).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import random
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
+
+from conftest import CONFIG, Editor, pytest_lsp, start_session, wait_until
+
+BURST = 3000 if os.environ.get("TORCHWISE_FUZZ") == "long" else 60  # garbage frames: `make fuzz` sends more
+
+
+# -- a raw JSON-RPC client ----------------------------------------------------------------------------------------
+class Raw:
+    """``torchwise lsp`` over its stdio, frame by frame."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "torchwise", "lsp"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.messages: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        stream = self.proc.stdout
+        while True:
+            length = None
+            while True:
+                line = stream.readline()
+                if not line:
+                    self.messages.put(None)
+                    return
+                if not line.strip():
+                    break
+                name, _, value = line.decode("ascii", "replace").partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value)
+            self.messages.put(json.loads(stream.read(length)))
+
+    def write(self, data: bytes) -> None:
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, message: dict, length_change: int = 0) -> None:
+        body = json.dumps(message).encode("utf-8")
+        self.write(b"Content-Length: %d\r\n\r\n" % (len(body) + length_change) + body)
+
+    def request(self, msg_id, method: str, params=None, **kwargs) -> None:
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, **({"params": params} if params else {})},
+                  **kwargs)
+
+    def answer(self, msg_id, timeout: float = 5.0, any_id: bool = False):
+        """The response to ``msg_id`` (None if none came in time); messages from the server are skipped."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                message = self.messages.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                return None
+            if message is None:
+                return None
+            if "method" not in message and (any_id or message.get("id", "absent") == msg_id):
+                return message
+
+    def initialize(self) -> None:
+        self.request(1, "initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        assert self.answer(1, timeout=30) is not None, "no answer to initialize"
+        self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+
+    def still_listening(self) -> bool:
+        self.request("ping", "textDocument/hover", HOVER)
+        return self.answer("ping") is not None
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+
+
+HOVER = {"textDocument": {"uri": "file:///nowhere.py"}, "position": {"line": 0, "character": 0}}
+
+
+@pytest.fixture
+def raw():
+    client = Raw()
+    yield client
+    client.close()
+
+
+def _no_traceback(message) -> None:
+    text = json.dumps(message)
+    assert "Traceback" not in text and "traceback" not in text and 'File \\"' not in text, text
+
+
+# -- JSON-RPC: every request gets an answer, and the server keeps listening ------------------------------------------
+def test_a_request_with_an_object_id_is_an_invalid_request_and_the_server_keeps_listening(raw):
+    raw.initialize()
+    raw.request({"not": "an id"}, "textDocument/hover", HOVER)
+    error = raw.answer(None)
+    assert error is not None and error["error"]["code"] == -32600, error
+    assert raw.still_listening()
+
+
+def test_a_frame_shorter_than_its_body_is_a_parse_error_and_the_server_keeps_listening(raw):
+    raw.initialize()
+    raw.request(2, "textDocument/hover", HOVER, length_change=-5)
+    error = raw.answer(None)
+    assert error is not None and error["error"]["code"] == -32700, error
+    assert raw.still_listening()
+
+
+@pytest.mark.parametrize("body", [b"{not json", b"[1, 2]", b'"a string"', b'{"jsonrpc": "1.0", "id": 3, "method": "x"}',
+                                  b'{"jsonrpc": "2.0", "id": 3, "method": 42}', b"\xff\xfe"])
+def test_bodies_that_are_no_request_get_an_error_with_a_null_id(raw, body: bytes):
+    raw.initialize()
+    raw.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    error = raw.answer(None, any_id=True)
+    assert error is not None and error["error"]["code"] in (-32700, -32600), error
+    assert error["id"] in (None, 3), error
+    assert raw.still_listening()
+
+
+@pytest.mark.parametrize("params", [
+    {"textDocument": {"uri": "file:///x.py"}, "position": {"line": -1, "character": 0}},
+    {"textDocument": {"uri": "file:///x.py"}, "position": {"line": 0, "character": "a"}},
+    {"position": {"line": 0, "character": 0}},
+    {"textDocument": "file:///x.py"},
+])
+def test_invalid_params_get_invalid_params(raw, params):
+    raw.initialize()
+    raw.request(4, "textDocument/hover", params)
+    error = raw.answer(4)
+    assert error is not None and error["error"]["code"] == -32602, error
+    _no_traceback(error)
+    assert raw.still_listening()
+
+
+def test_positions_beyond_the_document_are_answered(raw):
+    raw.initialize()
+    uri = "file:///tmp/torchwise-positions.py"
+    raw.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": "import torch\nx = torch.Tensor(3)\n"}}})
+    far = {"line": 10 ** 6, "character": 10 ** 6}
+    raw.request(5, "textDocument/hover", {"textDocument": {"uri": uri}, "position": far})
+    raw.request(6, "textDocument/codeAction", {"textDocument": {"uri": uri}, "range": {"start": far, "end": far},
+                                               "context": {"diagnostics": []}})
+    for msg_id in (5, 6):
+        answer = raw.answer(msg_id, timeout=15)
+        assert answer is not None, f"no answer to request {msg_id}"
+        _no_traceback(answer)
+
+
+def test_requests_after_shutdown_get_invalid_request(raw):
+    raw.initialize()
+    raw.request(7, "shutdown")
+    assert raw.answer(7) == {"jsonrpc": "2.0", "id": 7, "result": None}
+    raw.request(8, "textDocument/hover", HOVER)
+    error = raw.answer(8)
+    assert error is not None and error["error"]["code"] == -32600, error
+    raw.send({"jsonrpc": "2.0", "method": "exit"})
+    assert raw.proc.wait(10) == 0
+
+
+def test_exit_without_shutdown_exits_1(raw):
+    raw.initialize()
+    raw.send({"jsonrpc": "2.0", "method": "exit"})
+    assert raw.proc.wait(10) == 1
+
+
+def test_exit_after_shutdown_exits_0(raw):
+    raw.initialize()
+    raw.request(9, "shutdown")
+    assert raw.answer(9) is not None
+    raw.send({"jsonrpc": "2.0", "method": "exit"})
+    assert raw.proc.wait(10) == 0
+
+
+def test_a_request_before_initialize_is_server_not_initialized_without_a_traceback(raw):
+    raw.request(10, "textDocument/hover", HOVER)
+    error = raw.answer(10)
+    assert error is not None and error["error"]["code"] == -32002, error
+    _no_traceback(error)
+    raw.initialize()  # and initialize still works afterwards
+    assert raw.still_listening()
+
+
+def test_a_handler_that_raises_answers_one_line_without_a_traceback(raw):
+    raw.initialize()
+    uri = "file:///tmp/torchwise-raises.py"
+    raw.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": "import torch\n"}}})
+    raw.request(11, "workspace/executeCommand", {"command": "torchwise.benchmarkLoop"})  # no arguments: a TypeError
+    answer = raw.answer(11, timeout=15)
+    assert answer is not None and answer["error"]["code"] in (-32602, -32603), answer
+    _no_traceback(answer)
+
+
+def test_a_burst_of_garbage_never_makes_the_server_deaf(raw):
+    """A small seeded fuzz of frames: random bytes, truncated and padded bodies, odd ids, odd methods."""
+    raw.initialize()
+    rng = random.Random(20240611)
+    valid = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover", "params": HOVER}).encode()
+    for _ in range(BURST):
+        kind = rng.randrange(5)
+        if kind == 0:
+            body = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40)))
+        elif kind == 1:
+            body = valid[:rng.randrange(1, len(valid))]
+        elif kind == 2:
+            body = json.dumps({"jsonrpc": "2.0", "id": rng.choice([None, [], {}, 1.5, True]), "method": "x"}).encode()
+        elif kind == 3:
+            body = json.dumps({"jsonrpc": "2.0", "id": rng.randrange(100, 200),
+                               "method": rng.choice(["textDocument/hover", "textDocument/codeLens", "nope/x"]),
+                               "params": rng.choice([None, {}, [], "x", {"textDocument": {}}])}).encode()
+        else:
+            body = valid + b"   trailing"
+        change = rng.choice([0, 0, -3]) if kind != 4 else -len(b"   trailing")  # declared shorter than the body
+        raw.write(b"Content-Length: %d\r\n\r\n" % max(1, len(body) + change) + body)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if raw.still_listening():
+            return
+    raise AssertionError("the server stopped answering")
+
+
+# -- positions over LSP ------------------------------------------------------------------------------------------
+@pytest_lsp.fixture(scope="module", config=CONFIG)
+async def client(lsp_client: LanguageClient, tmp_path_factory):
+    root = tmp_path_factory.mktemp("hardening_ws")
+    lsp_client.root = root
+    await start_session(lsp_client, root, {"interpreter": sys.executable, "trusted": True,
+                                           "benchmark": {"timeLimit": 60}})
+    yield
+    await lsp_client.shutdown_session()
+
+
+ODD = 'import torch\ns = "a\u2028b\x0cc\x85d"  # \u2029\n\x0c\nx = torch.zeros(3, 4)\n'
+
+
+async def test_diagnostics_below_a_line_separator_are_on_their_line(client):
+    doc = Editor(client, client.root / "separators.py", ODD.replace("zeros", "Tensor")).open()
+    [diagnostic] = await doc.diagnostics()
+    assert diagnostic.code == "TW101"
+    assert (diagnostic.range.start.line, diagnostic.range.start.character) == (3, 4)
+    assert diagnostic.message.startswith("`torch.Tensor(...)` with a size")
+
+
+async def test_an_edit_below_a_line_separator_lands_on_its_line(client):
+    doc = Editor(client, client.root / "edited.py", ODD).open()
+    assert await doc.diagnostics() == []
+    # LSP line 3 is `x = torch.zeros(3, 4)`: \u2028, \x0c and \x85 do not end lines.
+    doc.change(types.Range(start=types.Position(line=3, character=4), end=types.Position(line=3, character=15)),
+               "torch.Tensor")
+    diagnostics = await doc.diagnostics(timeout=5)
+    assert [(d.code, d.range.start.line, d.range.start.character) for d in diagnostics] == [("TW101", 3, 4)]
+
+
+# -- workspace trust -----------------------------------------------------------------------------------------------
+LOOP = ("import torch\nN = 2000\ndata = torch.randn(N, 64)\nweight = torch.randn(64)\nout = torch.empty(N)\n"
+        "for i in range(N):\n    out[i] = torch.dot(data[i], weight)\n")
+
+
+@pytest_lsp.fixture(scope="module", config=CONFIG)
+async def untrusted(lsp_client: LanguageClient, tmp_path_factory):
+    root = tmp_path_factory.mktemp("untrusted_ws")
+    lsp_client.root = root
+    # As a client that says nothing about trust (not start_session, which may declare it for the other tests).
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"), root_uri=root.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+        initialization_options={"settings": {"interpreter": sys.executable}}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _lenses(client, doc: Editor):
+    return await client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri=doc.uri))) or []
+
+
+async def test_an_untrusted_workspace_gets_no_lens_and_the_command_runs_nothing(untrusted):
+    doc = Editor(untrusted, untrusted.root / "loop.py", LOOP).open()
+    assert "TW401" in [d.code for d in await doc.diagnostics()]
+    assert await _lenses(untrusted, doc) == []
+    result = await untrusted.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="torchwise.benchmarkLoop", arguments=[doc.uri, 5]))
+    assert result["loop_s"] is None and "untrusted workspace" in result["message"]
+    # Trust declared later (VS Code: the user trusts the folder; the client sends its settings again).
+    untrusted.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"torchwise": {"interpreter": sys.executable, "trusted": True}}))
+    await wait_until(lambda: untrusted.published, what="a check after the settings change")
+    lenses = []
+    for _ in range(50):
+        lenses = await _lenses(untrusted, doc)
+        if lenses:
+            break
+        await asyncio.sleep(0.1)
+    assert len(lenses) == 1
+
+
+# -- $/cancelRequest stops the worker ------------------------------------------------------------------------------
+# The setup itself takes a minute (plain code, so it runs): the worker is busy until its time limit.
+SLOW = LOOP.replace("out = torch.empty(N)\n", "scale = 1.0\nfor _ in range(10 ** 9):\n    scale = scale * 1.0\n"
+                    "out = torch.empty(N)\n").replace("torch.dot(data[i], weight)",
+                                                       "torch.dot(data[i], weight) * scale")
+
+
+async def test_cancel_request_kills_the_run_and_the_next_one_does_not_wait_behind_it(client):
+    slow = Editor(client, client.root / "slow.py", SLOW).open()
+    await slow.diagnostics()
+    before = set(client.progress_reports)
+    params = types.ExecuteCommandParams(command="torchwise.benchmarkLoop", arguments=[slow.uri, 8])
+    running = asyncio.wrap_future(client.protocol.send_request(types.WORKSPACE_EXECUTE_COMMAND, params,
+                                                               msg_id="slow-benchmark"))
+    await wait_until(lambda: set(client.progress_reports) - before, timeout=30, what="the benchmark's progress")
+    await asyncio.sleep(1.0)  # the worker is running the loop now
+    client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="slow-benchmark"))
+    try:
+        await asyncio.wait_for(running, 10)
+    except Exception:  # noqa: BLE001 - a cancelled request may answer with an error: what matters is next
+        pass
+    quick = Editor(client, client.root / "quick.py", LOOP).open()
+    await quick.diagnostics()
+    started = time.monotonic()
+    again = await asyncio.wait_for(client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="torchwise.benchmarkLoop", arguments=[quick.uri, 5])), 25)
+    assert again["match"] is True, again
+    assert time.monotonic() - started < 20  # not behind the cancelled run (its time limit is 60 s)
