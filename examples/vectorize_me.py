@@ -122,6 +122,72 @@ def builtin_sums():
     return t.sum(), rows.sum(0)
 
 
+def article_dot_product():
+    batch_size, feature_dim = 1000, 256
+    data = torch.randn(batch_size, feature_dim)
+    weight = torch.randn(feature_dim)
+    bias = torch.randn(1)
+
+    # A (1,) bias stored into each 0-d slot: the same as broadcasting it once.
+    results_loop = torch.empty(batch_size)
+    for i in range(batch_size):
+        results_loop[i] = torch.dot(data[i], weight) + bias
+
+    fast = data @ weight + bias
+    torch.testing.assert_close(results_loop, fast, rtol=1e-4, atol=1e-4)
+    return fast
+
+
+def cosine_similarity_loop(a, b):
+    result = torch.empty(a.shape[0])
+    for i in range(a.shape[0]):
+        result[i] = torch.nn.functional.cosine_similarity(a[i], b[i], dim=0)
+    return result
+
+
+def stable_softmax_rows(scores):
+    # Temporaries: each becomes a whole-tensor value; one read twice is computed once.
+    out = torch.empty_like(scores)
+    for i in range(scores.shape[0]):
+        row = scores[i]
+        e = torch.exp(row - row.max())
+        out[i] = e / e.sum()
+    return out
+
+
+def class_sums():
+    feats = torch.randn(600, 64)
+    labels = torch.randint(0, 10, (600,))
+
+    # A scatter: duplicate labels add up, as index_add_ does.
+    sums = torch.zeros(10, 64)
+    for i in range(len(labels)):
+        sums[labels[i]] += feats[i]
+
+    fast = torch.zeros(10, 64).index_add_(0, labels, feats)
+    torch.testing.assert_close(sums, fast, rtol=1e-4, atol=1e-4)
+    return fast
+
+
+def finite_differences():
+    prices = torch.randn(1000).cumsum(0)
+
+    diffs = torch.empty(len(prices) - 1)
+    for i in range(len(prices) - 1):
+        diffs[i] = prices[i + 1] - prices[i]
+
+    fast = prices[1:] - prices[:-1]
+    torch.testing.assert_close(diffs, fast)
+    return fast
+
+
+def check_functions():
+    a, b = torch.randn(512, 128), torch.randn(512, 128)
+    torch.testing.assert_close(cosine_similarity_loop(a, b), torch.nn.functional.cosine_similarity(a, b, dim=1))
+    scores = torch.randn(256, 49)
+    torch.testing.assert_close(stable_softmax_rows(scores), torch.softmax(scores, dim=1))
+
+
 if __name__ == "__main__":
     checks = [
         scores_with_bias,
@@ -132,6 +198,10 @@ if __name__ == "__main__":
         double_values,
         weighted_sum,
         builtin_sums,
+        article_dot_product,
+        class_sums,
+        finite_differences,
+        check_functions,
     ]
     for check in checks:
         check()

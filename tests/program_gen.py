@@ -698,7 +698,9 @@ class Generator:
         x = self.pick(env, pred=lambda v: v.dim() >= 1)
         t = env[x]
         d = self.other_dim(t, 5)
-        form = self.c.choice(["split", "chunk", "unbind", "sections", "torch.split"])
+        form = self.c.choice(["split", "chunk", "unbind", "sections", "torch.split", "meshgrid"])
+        if form == "meshgrid":
+            return self._meshgrid(env)
         if form == "split":
             call = f"{x}.split({self.c.integer(1, 3)}, {d})"
         elif form == "chunk":
@@ -716,6 +718,17 @@ class Generator:
         if self.bad(10):
             count += 1
         return call, form if form != "sections" else "split [sizes]", count
+
+    def _meshgrid(self, env):
+        """``torch.meshgrid(a, b, indexing=...)``: 0-d and 1-d inputs (others, now and then, which raise)."""
+        small = [n for n in self.names(env) if env[n].dim() <= 1]
+        count = self.c.integer(1, 3)
+        tensors = [self.c.choice(small) if small and not self.bad(10) else self.pick(env) for _ in range(count)]
+        spread = ", ".join(tensors)
+        if self.c.chance(30):
+            spread = f"[{spread}]" if self.c.chance(50) else f"({spread},)"
+        indexing = self.c.choice(['indexing="ij"', 'indexing="xy"', 'indexing="ij"'])
+        return f"torch.meshgrid({spread}, {indexing})", "torch.meshgrid", count
 
     def ex_cast(self, env):
         x = self.pick(env)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from torchwise.analysis import dims
 from torchwise.analysis import shapes as S
 from torchwise.analysis.dims import (
     Sym, dim_eq, dim_lt, exact_div, fmt_shape, is_known_int, product,
@@ -147,12 +148,26 @@ def test_unknowns_stay_unknown():
     assert S.unbind((B, 4)) is None
     assert S.matmul(None, (C, T)) is None
     assert S.index((B, T), [slice(None), slice(None, 3)])[0] == B
-    assert fresh(S.index((B, T), [slice(None), slice(None, 3)])[1])  # min(T, 3)
+    assert S.index((B, T), [slice(None), slice(None, 3)])[1] == Sym.var("min(3, T)")  # its own symbol
+    assert fresh(S.index((B, T), [slice(None), slice(None, -B)])[1])    # counted from the end: unknown
     assert fresh(S.index((B, T), [S.Mask((B, T))])[0])                 # data-dependent length
     assert S.index((B, T), [0]) == (T,)                                # B may be 0: no error said
     assert S.einsum("bij,bjk->bik", [(B, T, C), (B, C, H)]) == (B, T, H)
     assert S.expand((1, C), (B, -1)) == (B, C)
     assert S.cat([(B, C), (T, C)], 0) == (B + T, C)
+
+
+def test_prefix_lengths():
+    """``x[:n]``: min(n, size), decided where the order is known, one symbol (the same each time) where not; it
+    broadcasts against n itself as n (min(n, N) is n, or N < n must be 1)."""
+    N = Sym.var("N")
+    assert dims.prefix_length(5, 3) == 3 and dims.prefix_length(3, 5) == 3
+    assert dims.prefix_length(T, T) == T and dims.prefix_length(T + 1, T) == T and dims.prefix_length(T, T + 1) == T
+    m = dims.prefix_length(N, T + 1)
+    assert m == dims.prefix_length(N, T + 1) and dims.minimum_operands(m) == (T + 1, N)
+    assert dims.prefix_length(N, T - 1) is None  # may be negative
+    assert S.broadcast_dims(T + 1, m) == T + 1 and S.broadcast_dims(m, T + 1) == T + 1
+    assert dims.rename(m, {"N": 197, "T": 196}.get) == 197 and dims.rename(m, {"N": 50, "T": 196}.get) == 50
 
 
 # -- layouts with symbols ------------------------------------------------------------------------

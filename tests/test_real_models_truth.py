@@ -73,6 +73,8 @@ def check_model(model: RealModel, corpus: Path, verbose: bool = False) -> Checke
     checker.counts["sites run"] = len(checker.sites_seen)
     SUMMARY[model.name] = {key: checker.counts[key] for key in ("sites", "sites run", "observations", *COUNTED)}
     SUMMARY[model.name]["wrong"] = sum(p.times for p in checker.problems.values())
+    SUMMARY[model.name]["fwd tensors"] = len(checker.forward_tensors)
+    SUMMARY[model.name]["fwd known"] = len(checker.forward_known)
     return checker
 
 
@@ -83,13 +85,18 @@ def summary_line(name: str) -> str:
 
 
 def summary_table() -> str:
-    columns = ("sites", "sites run", "observations", *COUNTED, "wrong")
+    # fwd tensors: names a `forward` assigns that held a tensor when the model ran; fwd known: those the engine
+    # knows as a tensor of known rank (the forward coverage, over the tensors the code really makes).
+    columns = ("sites", "sites run", "observations", *COUNTED, "wrong", "fwd tensors", "fwd known")
     width = max(map(len, SUMMARY), default=5)
     lines = [f"{'model':{width}}  " + "  ".join(f"{c:>12}" for c in columns)]
     for name, counts in SUMMARY.items():
         lines.append(f"{name:{width}}  " + "  ".join(f"{counts[c]:>12}" for c in columns))
     totals = {c: sum(counts[c] for counts in SUMMARY.values()) for c in columns}
     lines.append(f"{'total':{width}}  " + "  ".join(f"{totals[c]:>12}" for c in columns))
+    if totals["fwd tensors"]:
+        lines.append(f"forward coverage: {totals['fwd known']} of {totals['fwd tensors']} tensor names "
+                     f"({100 * totals['fwd known'] / totals['fwd tensors']:.1f}%)")
     return "\n".join(lines)
 
 

@@ -502,7 +502,7 @@ def test_reshape_nondegenerate_agrees_with_torch(rng):
 
 # -- nondegenerate reshapes, for every value of the symbols ----------------------------------------
 NAMES = ("B", "T", "H")
-VALUES = (2, 3, 5)
+VALUES = (1, 2, 3, 5)  # nondegenerate: every size >= 1 (a batch of one is real)
 
 
 def atoms(dim):
@@ -555,9 +555,9 @@ NONDEG = {"raised": 0, "shapes": 0, "fresh": 0, "raised_by_assumption": 0}
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rng=st.randoms(use_true_random=True))
-def test_nondegenerate_reshape_holds_for_sizes_at_least_2(rng):
-    """With ``nondegenerate=True``, a ``ShapeError`` means torch raises for *every* value >= 2 of
-    the symbols (here: each in {2, 3, 5}), and a shape is torch's for every value where torch
+def test_nondegenerate_reshape_holds_for_sizes_at_least_1(rng):
+    """With ``nondegenerate=True``, a ``ShapeError`` means torch raises for *every* value >= 1 of
+    the symbols (here: each in {1, 2, 3, 5}), and a shape is torch's for every value where torch
     does not raise."""
     g = G(rng)
     shape = symbolic_shape(g)
@@ -599,8 +599,9 @@ def test_nondegenerate_reshape_count():
     if not NONDEG["shapes"]:
         pytest.skip("run with the whole module")
     print(f"\nnondegenerate reshapes: {NONDEG}")
-    assert NONDEG["raised"] >= EXAMPLES // 5 and NONDEG["shapes"] >= EXAMPLES // 5
-    assert NONDEG["raised_by_assumption"] >= EXAMPLES // 10
+    # A missing or extra symbol never raises (it may be 1): only a missing or extra constant factor does.
+    assert NONDEG["raised"] >= EXAMPLES // 20 and NONDEG["shapes"] >= EXAMPLES // 5
+    assert NONDEG["raised_by_assumption"] >= EXAMPLES // 40
 
 
 def test_spec_messages():

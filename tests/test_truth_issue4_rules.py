@@ -390,6 +390,11 @@ def test_unsynchronized_wall_clock_misses_the_kernel_time():  # pragma: no cover
 # Findings of rules other than these six that are false alarms on correct code go here, with the
 # minimal snippet reported to the rule's owner: {file name: {code, ...}}. Empty: none found.
 KNOWN_FALSE_ALARMS: dict[str, set[str]] = {}
+# Findings read and judged true: the code has a real pitfall (file name, 1-based line, code).
+JUDGED_TRUE = {
+    # `torch.cat([x ** k for k in range(degree + 1)], dim=1)` of an (n, 1) column is `x ** torch.arange(degree + 1)`
+    ("cpu_regression_timing.py", 17, "TW404"),
+}
 
 
 def corpus_files() -> list[Path]:
@@ -403,7 +408,8 @@ def test_corpus_is_quiet():
     for path in files:
         text = path.read_text(encoding="utf-8")
         ast.parse(text)
-        found = [f for f in findings(text) if f.code not in KNOWN_FALSE_ALARMS.get(path.name, set())]
+        found = [f for f in findings(text) if f.code not in KNOWN_FALSE_ALARMS.get(path.name, set())
+                 and (path.name, f.span.start.line + 1, f.code) not in JUDGED_TRUE]
         print(f"{path.name:32s} {len(text.splitlines()):4d} lines  {len(found)} findings")
         if found:
             noisy[path.name] = [f"{f.code} line {f.span.start.line + 1}: {f.message}" for f in found]

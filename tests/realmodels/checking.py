@@ -83,6 +83,8 @@ class Checker:
     log: list = field(default_factory=list)  # with verbose: every observation and binding
     sites_seen: set = field(default_factory=set)
     _item_loops: dict = field(default_factory=dict)  # (site, part) -> the stand-in loop over a list's items
+    forward_tensors: set = field(default_factory=set)  # `forward` names that held a tensor at runtime
+    forward_known: set = field(default_factory=set)  # ... and that the engine knows as a tensor of known rank
 
     def check(self, frames: list[FrameRecord]) -> None:
         for frame in frames:
@@ -96,6 +98,11 @@ class Checker:
         for observation in frame.observations:
             self.counts["observations"] += 1
             self.sites_seen.add(observation.site)
+            site = observation.site
+            if site.in_forward and isinstance(observation.real, RealTensor):
+                self.forward_tensors.add(site)
+                if isinstance(site.fact, TensorValue) and site.fact.shape is not None:
+                    self.forward_known.add(site)
             before = self._disagreements()
             self._value(frame, observation, observation.site.fact, observation.real, uses, "",
                         observation.site.loops, observation.path)

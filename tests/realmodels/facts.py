@@ -40,6 +40,8 @@ def checkable(fact) -> bool:
     if isinstance(fact, ScalarValue):
         return fact.kind == "int" and fact.value is not None
     if isinstance(fact, SeqValue):
+        if fact.kind == "iterator":
+            return False  # a zip / enumerate: reading its items would use them up
         return seq_length(fact) is not None or checkable(seq_element(fact))
     return symbolic_dim(fact) is not None
 

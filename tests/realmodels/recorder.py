@@ -69,9 +69,13 @@ def _shape_text(shape) -> str:
 
 def capture(fact, value):
     """The facts of ``value`` that ``fact`` makes claims about, taken at once (later in-place ops must
-    not change them); None when ``fact`` claims nothing checkable."""
+    not change them); None when ``fact`` claims nothing checkable, except that a tensor is still seen as one
+    (the forward coverage counts the tensors the engine does not know)."""
     if not checkable(fact):
-        return None
+        try:
+            return RealTensor((), "", "") if isinstance(value, torch.Tensor) else None
+        except Exception:  # noqa: BLE001 - a proxy whose isinstance raises
+            return None
     try:
         if isinstance(fact, TensorValue):
             if isinstance(value, torch.Tensor):

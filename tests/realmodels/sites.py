@@ -35,6 +35,7 @@ class Site:
     name: str
     fact: object
     loops: tuple  # the ast.For / ast.While / ast.comprehension nodes around it in its frame, outermost first
+    in_forward: bool = False  # a name assigned in a `forward` method (the coverage the issue measures)
 
     @property
     def line(self) -> int:
@@ -74,10 +75,31 @@ def find_sites(tree: ast.Module, values: dict) -> Sites:
             key = _code_key(function, lambdas_per_line)
             if key is not None:
                 sites.parameters.setdefault(key, []).append(Site(node, "parameter", node.arg, fact, ()))
+    # Every name a `forward` assigns is a site, known or not: the run says which are tensors, so coverage is
+    # measured over the tensors the code really makes (sizes, devices and modules left out).
+    for function in ast.walk(tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name == "forward":
+            for node in ast.walk(function):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) \
+                        and _frame_of(node, parents) is function:
+                    site = sites.stores.get(position(node))
+                    if site is None:
+                        site = sites.stores[position(node)] = Site(node, "target", node.id, values.get(node),
+                                                                   loops_around(node, parents))
+                    site.in_forward = True
     for site in [*sites.stores.values(), *sites.loads.values()]:
         for loop in site.loops:
             sites.starts.setdefault(loop, position(iteration_start(loop)))
     return sites
+
+
+def _frame_of(node: ast.AST, parents: dict):
+    """The function, lambda or comprehension whose frame runs ``node``."""
+    parent = parents.get(node)
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                                         *COMPREHENSIONS)):
+        parent = parents.get(parent)
+    return parent
 
 
 def _code_key(function, lambdas_per_line: dict):

@@ -341,6 +341,33 @@ def floordiv(a: Dim, b: Dim) -> Optional[Dim]:
 _QUOTIENTS: Dict[str, tuple] = {}  # a quotient symbol's name -> its operands (to substitute into them)
 
 
+def prefix_length(size: Dim, stop: Dim) -> Optional[Dim]:
+    """``len(range(size)[:stop])`` for a ``stop`` with no negative part (``n + 1``, a size): ``min(stop, size)``,
+    one symbol of its own when neither is surely the smaller (the same symbol for the same operands). None for a
+    stop that may be negative (``-k``, ``n - 1``): Python then counts from the end."""
+    if type(size) is int and type(stop) is int:
+        return len(range(size)[:stop])
+    if any(coeff < 0 for _, coeff in _terms_of(stop)):
+        return None
+    if dim_lt(size, stop + 1) is True:
+        return size
+    if dim_lt(stop, size + 1) is True:
+        return stop
+    atom = Sym.var(f"min({_operand(stop)}, {_operand(size)})")
+    _MINIMA[next(iter(atom.symbols))] = (stop, size)
+    return atom
+
+
+def minimum_operands(dim: Dim) -> Optional[tuple]:
+    """``(stop, size)`` when ``dim`` is one :func:`prefix_length` symbol, else None."""
+    if type(dim) is not Sym or len(dim._terms) != 1 or dim._terms[0][1] != 1 or len(dim._terms[0][0]) != 1:
+        return None
+    return _MINIMA.get(dim._terms[0][0][0])
+
+
+_MINIMA: Dict[str, tuple] = {}  # a prefix-length symbol's name -> (stop, size)
+
+
 def rename(dim: Dim, replace) -> Dim:
     """``dim`` with each symbol ``name`` replaced by ``replace(name)`` (a dim; None keeps it); a quotient symbol
     is rebuilt from its replaced operands, so ``C // n_head`` becomes ``768 // 12 == 64``."""
@@ -351,6 +378,12 @@ def rename(dim: Dim, replace) -> Dim:
         parts = _QUOTIENTS.get(name)
         if parts is not None:
             new = floordiv(rename(parts[0], replace), rename(parts[1], replace))
+            if new is not None and not (type(new) is Sym and new == Sym.var(name)):
+                mapping[name] = new
+            continue
+        parts = _MINIMA.get(name)
+        if parts is not None:
+            new = prefix_length(rename(parts[1], replace), rename(parts[0], replace))
             if new is not None and not (type(new) is Sym and new == Sym.var(name)):
                 mapping[name] = new
             continue
@@ -384,6 +417,7 @@ def fmt_list(shape: Sequence[Dim]) -> str:
 
 __all__ = [
     "Dim", "Shape", "Sym", "dim_eq", "dim_lt", "display_name", "exact_div", "floordiv", "fmt_dim", "fmt_list",
+    "minimum_operands", "prefix_length",
     "fmt_shape", "rename",
     "is_known_int", "product",
 ]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import heapq
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional, Tuple
 
 from torchwise.analysis import dims, ops, ops_einops
 from torchwise.analysis.dims import Sym
@@ -584,6 +584,12 @@ class Inference:
         for star in (args.vararg, args.kwarg):
             if star is not None:
                 env.vars[star.arg] = None
+        if args.kwarg is not None and sites is not None and len(sites) == 1:
+            # `def forward(self, x, **kwargs)` called with `context=x`: kwargs is that mapping (passed on whole by
+            # `self.fn(x, **kwargs)`).
+            named = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+            extra = tuple((k, v) for k, v in sites[0][1].items() if k not in named)
+            env.vars[args.kwarg.arg] = MappingValue(extra)
         if not self._specializing:
             self._parameters_by_use(node, env)
         return env
@@ -594,26 +600,26 @@ class Inference:
         rebound: set = set()
         renames: dict = {}
         for stmt in node.body:
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-                    and isinstance(stmt.targets[0], (ast.Tuple, ast.List)):
-                owner = _unpacked_shape_owner(stmt.value)
-                if owner is not None and owner not in rebound and isinstance(env.vars.get(owner), SymbolicValue):
+            unpacked = _unpacked_shape(stmt.targets[0], stmt.value) \
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+            if unpacked is not None and unpacked[0] not in rebound:
+                owner, elts = unpacked
+                if isinstance(env.vars.get(owner), SymbolicValue):
                     self._shape_by_use(stmt.targets[0], stmt.value, env)
-                elif owner is not None and owner not in rebound and isinstance(env.vars.get(owner), TensorValue):
-                    self._names_by_use(stmt.targets[0], env.vars[owner], env, renames)
+                elif isinstance(env.vars.get(owner), TensorValue):
+                    self._names_by_use(elts, env.vars[owner], env, renames)
             rebound |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         if renames:  # the callers' sizes, named as this function names them, in every parameter alike
             for name, value in list(env.vars.items()):
                 if name != "<self>" and not isinstance(value, InstanceValue):
                     env.vars[name] = map_dims(value, lambda d: dims.rename(d, renames.get))
 
-    def _names_by_use(self, target, value: TensorValue, env: Env, renames: dict) -> None:
+    def _names_by_use(self, elts: list, value: TensorValue, env: Env, renames: dict) -> None:
         """``B, T, C = x.size()`` where the callers passed ``(b, t, n_embd)``: inside, the sizes are B, T and C (a
         size the callers fixed, such as 768, stays that number)."""
-        if value.shape is None or len(value.shape) != len(target.elts) or \
-                any(isinstance(e, ast.Starred) for e in target.elts):
+        if value.shape is None or len(value.shape) != len(elts):
             return
-        for dim, elt in zip(value.shape, target.elts):
+        for dim, elt in zip(value.shape, elts):
             if isinstance(dim, Sym) and len(dim.symbols) == 1 and dim == Sym.var(next(iter(dim.symbols))) \
                     and isinstance(elt, ast.Name) and elt.id != "_" and self._stable(elt.id, env):
                 renames.setdefault(next(iter(dim.symbols)), Sym.var(elt.id))
@@ -684,13 +690,14 @@ class Inference:
         """``B, T, C = x.size()`` (or ``x.shape``) where nothing is known of ``x``: then ``x`` is a tensor of rank 3
         whose dims are named ``B``, ``T``, ``C`` for the rest of the function (only a tensor has a ``size()``
         to unpack; ``.shape`` unpacked into names is read the same way)."""
-        owner = _unpacked_shape_owner(value)
-        if owner is None or any(isinstance(e, ast.Starred) for e in target.elts):
+        unpacked = _unpacked_shape(target, value)
+        if unpacked is None:
             return
+        owner, elts = unpacked
         current = self._lookup(owner, env)
         if current is not None and not isinstance(current, SymbolicValue):
             return
-        shape = tuple(self._size_symbol(e, env) for e in target.elts)
+        shape = tuple(self._size_symbol(e, env) for e in elts)
         env.vars[owner] = TensorValue(shape=shape)
 
     def _shape_by_pattern(self, qualname, callee, call, env: Env) -> None:
@@ -849,15 +856,35 @@ class Inference:
             elif not holds and isinstance(current, TensorValue):
                 env.vars[name] = None  # not a tensor here, whatever was known
             return
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
-                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None \
-                and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
-            is_none = holds == isinstance(test.ops[0], ast.Is)
-            current = self._lookup(test.left.id, env)
+        none_test = _none_test(test) or self._none_helper(test, env)
+        if none_test is not None:
+            name, op = none_test
+            is_none = holds == isinstance(op, ast.Is)
+            current = self._lookup(name, env)
             if is_none:
-                env.vars[test.left.id] = ScalarValue("none", None)
+                env.vars[name] = ScalarValue("none", None)
             elif isinstance(current, ScalarValue) and current.kind == "none":
-                env.vars[test.left.id] = None  # not None here
+                env.vars[name] = None  # not None here
+
+    def _none_helper(self, test: ast.expr, env: Env):
+        """``exists(x)`` of a function of this file that is ``return val is not None`` (lucidrains' ``exists``):
+        the test ``x is not None``, as ``(name, op)``."""
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and len(test.args) == 1
+                and not test.keywords and isinstance(test.args[0], ast.Name)):
+            return None
+        name = test.func.id
+        info = self.functions.get(name)
+        if info is None or env.scope.owner_of(name) is not self.index.module_scope:
+            return None
+        self._read("code", name)
+        params, body = info.node.args, info.node.body
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or len(params.args) != 1 or params.vararg \
+                or params.kwarg or params.kwonlyargs or params.posonlyargs:
+            return None
+        inner = _none_test(body[0].value)
+        if inner is None or inner[0] != params.args[0].arg:
+            return None
+        return test.args[0].id, inner[1]
 
     def _is_tensor_class(self, node: ast.expr, env: Env) -> bool:
         """``torch.Tensor``, or a tuple holding it: isinstance(t, (torch.Tensor, np.ndarray)) narrows too."""
@@ -1024,10 +1051,20 @@ class Inference:
         return ops.constant(node.value)
 
     def _sequence(self, node, env: Env):
-        items = tuple(self.eval(e, env) for e in node.elts)
-        if any(isinstance(e, ast.Starred) for e in node.elts):
-            return SeqValue("list" if isinstance(node, ast.List) else "tuple")
-        return SeqValue("list" if isinstance(node, ast.List) else "tuple", items)
+        kind = "list" if isinstance(node, ast.List) else "tuple"
+        items, known = [], True
+        for e in node.elts:
+            if isinstance(e, ast.Starred):  # `(q, *kv.chunk(2, dim=-1))`: a spread of known items is those items
+                spread = self.eval(e.value, env)
+                if isinstance(spread, SeqValue) and spread.items is not None and spread.kind != "iterator":
+                    items.extend(spread.items)
+                else:
+                    known = False
+            else:
+                items.append(self.eval(e, env))
+        if not known:
+            return SeqValue(kind)
+        return SeqValue(kind, tuple(items))
 
     def _attribute(self, node: ast.Attribute, env: Env):
         qualname = env.scope.qualname(node)
@@ -1058,7 +1095,22 @@ class Inference:
         value = attributes.get(name) if attributes is not None else None
         if value is None or instance.bindings is None:
             return value
-        return self._through(value, instance)
+        passed = self._passed_on(value, instance, info)
+        return passed if passed is not None else self._through(value, instance)
+
+    def _passed_on(self, value, instance: InstanceValue, info: ClassInfo):
+        """``self.fn = fn`` (or ``self.n = config.n``): the attribute is the argument itself, whatever it is (a
+        layer, a user module, a size)."""
+        if not (isinstance(value, SymbolicValue) and isinstance(value.dim, Sym) and len(value.dim.symbols) == 1):
+            return None
+        name = next(iter(value.dim.symbols))
+        base, _, rest = name.partition(".")
+        if value.dim != Sym.var(name) or "#" in name or base not in info.init_params:
+            return None
+        arg = dict(instance.bindings).get(base)
+        for attr in rest.split(".") if rest else ():
+            arg = self._attribute_of(arg, attr)
+        return arg
 
     def _through(self, value, instance: InstanceValue):
         """A class-level fact about ``instance`` in the caller's terms: the ``__init__`` parameters' symbols (and
@@ -1216,8 +1268,12 @@ class Inference:
         return None
 
     def _if_exp(self, node: ast.IfExp, env: Env):
+        """``a if test else b``: each branch with what its test tells (``x if exists(ctx) else ...``)."""
         self.eval(node.test, env)
-        return join(self.eval(node.body, env), self.eval(node.orelse, env))
+        body, orelse = env.copy(), env.copy()
+        self._narrow(node.test, body, True)
+        self._narrow(node.test, orelse, False)
+        return _branches_joined(self.eval(node.body, body), self.eval(node.orelse, orelse), node)
 
     def _named_expr(self, node: ast.NamedExpr, env: Env):
         value = self.eval(node.value, env)
@@ -1292,10 +1348,14 @@ class Inference:
         func = node.func
         args = [self.eval(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args]
         kwargs = {k.arg: self.eval(k.value, env) for k in node.keywords if k.arg is not None}
+        starred = any(isinstance(a, ast.Starred) for a in node.args)
         for k in node.keywords:
             if k.arg is None:
-                self.eval(k.value, env)
-        starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+                spread = self.eval(k.value, env)
+                if isinstance(spread, MappingValue) and not (kwargs.keys() & dict(spread.items).keys()):
+                    kwargs.update(spread.items)  # `**kwargs` whose keys are known: they are the keywords
+                else:
+                    starred = True
         call = ops.Call(node, args, kwargs, starred, env)
         qualname = env.scope.qualname(func)
         if qualname is not None:
@@ -1548,6 +1608,18 @@ def _widened(a, b, key):
     return joined
 
 
+def _branches_joined(a, b, node):
+    """``join`` of an if-expression's branches: tensors of one rank keep it, each differing size a symbol of this
+    expression's own (one of the two sizes, whichever branch ran)."""
+    joined = join(a, b)
+    if isinstance(joined, TensorValue) and joined.shape is None and isinstance(a, TensorValue) \
+            and isinstance(b, TensorValue) and a.shape is not None and b.shape is not None \
+            and len(a.shape) == len(b.shape):
+        return joined.with_(shape=tuple(x if x == y else Sym.var(f"n#{abs(hash((id(node), i))) % 10 ** 12}")
+                                        for i, (x, y) in enumerate(zip(a.shape, b.shape))))
+    return joined
+
+
 def _leave_loop(loop, env: "Env") -> None:
     """After the loop, its per-pass sizes are the sizes of the last pass (or of before the loop): symbols of their
     own, unrelated to the ones inside."""
@@ -1600,6 +1672,35 @@ def _classes_in(values) -> set:
         elif isinstance(value, SeqValue):
             found |= _classes_in([*(value.items or ()), value.element])
     return found
+
+
+def _none_test(test) -> Optional[tuple]:
+    """``(name, op)`` of ``name is None`` / ``name is not None``; None for any other test."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None \
+            and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        return test.left.id, test.ops[0]
+    return None
+
+
+def _unpacked_shape(target: ast.expr, value: ast.expr) -> Optional[Tuple[str, list]]:
+    """``(x, [B, T, C])`` for ``B, T, C = x.size()`` / ``x.shape``, and for the size unpacked among other values,
+    ``b, n, _, h = *x.shape, self.heads`` (the targets that take the size's items); None for anything else."""
+    if not isinstance(target, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in target.elts):
+        return None
+    owner = _unpacked_shape_owner(value)
+    if owner is not None:
+        return owner, list(target.elts)
+    if not isinstance(value, (ast.Tuple, ast.List)):
+        return None
+    stars = [i for i, e in enumerate(value.elts) if isinstance(e, ast.Starred)]
+    if len(stars) != 1:
+        return None
+    at, after = stars[0], len(value.elts) - stars[0] - 1
+    owner = _unpacked_shape_owner(value.elts[at].value)
+    if owner is None or len(target.elts) < at + after:
+        return None
+    return owner, list(target.elts[at:len(target.elts) - after])
 
 
 def _unpacked_shape_owner(value: ast.expr) -> Optional[str]:

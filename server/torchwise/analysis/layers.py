@@ -179,9 +179,9 @@ def _embedding_valid(s: Settings) -> bool:
 
 
 def _normalized(s: Settings):
+    # A size known only by name (`nn.LayerNorm(dim)`: an int or a list) leaves the tensors' shapes unknown; their
+    # dtype and device are still known, and the forward keeps the input's shape either way.
     shape = s.shape("normalized_shape")
-    if shape is None:
-        return None
     bias = s.flag("bias") if "bias" in s.bound else False
     return _optional(s.flag("elementwise_affine"), ("weight", shape, PARAM),
                      *_optional(bias, ("bias", shape, PARAM)))

@@ -129,6 +129,35 @@ def iteration_item(inf, iter_node: ast.expr, iterable, env):
     return None
 
 
+def _zipped(name: str, args: list) -> Optional[SeqValue]:
+    """``zip(a, b)`` / ``enumerate(a)``: an iterator of tuples of what each item of the inputs is."""
+    if name == "enumerate":
+        if len(args) != 1:
+            return None
+        args = [None, args[0]]
+    elements, lengths = [], []
+    for i, arg in enumerate(args):
+        if name == "enumerate" and i == 0:
+            elements.append(ScalarValue("int"))
+            continue
+        if isinstance(arg, TensorValue):
+            if arg.shape == ():
+                return None  # iterating a 0-d tensor raises
+            elements.append(row_of(arg))
+            lengths.append(arg.shape[0] if arg.shape else None)
+        elif isinstance(arg, SeqValue):
+            elements.append(arg.each)
+            lengths.append(len(arg.items) if arg.items is not None else arg.length)
+        elif isinstance(arg, ModuleValue) and arg.kind in ("Sequential", "ModuleList"):
+            elements.append(arg.each)
+            lengths.append(len(arg.children) if arg.children is not None else None)
+        else:
+            elements.append(None)
+            lengths.append(None)
+    same = lengths and all(n is not None for n in lengths) and all(n == lengths[0] for n in lengths)
+    return SeqValue("iterator", element=SeqValue("tuple", tuple(elements)), length=lengths[0] if same else None)
+
+
 def iteration_length(inf, iter_node: ast.expr, iterable):
     """How many times a loop over ``iterable`` runs, when known: ``range(n)``, a tensor's first dim, a list."""
     if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) and iter_node.func.id == "range" \
@@ -337,7 +366,14 @@ def ndarray_binary(left, right):
 def inplace_binary(inf, stmt, current: TensorValue, operand_value):
     """``t += x``: the result keeps ``t``'s dtype, shape and device (PyTorch raises otherwise)."""
     name = _ARITHMETIC.get(type(stmt.op))
-    if name is None or not inplace_fits(inf, current, operand_value, name):
+    if name is None:
+        return None
+    if operand_value is None or isinstance(operand_value, SymbolicValue):
+        # `x += self.pos_embedding` with the operand unknown: where the line runs, the result fit back into x.
+        if not inplace_fits(inf, current, ScalarValue("bool"), name):
+            return None  # x itself refuses in-place writes (a leaf that requires grad, expanded memory)
+        return current if current.requires_grad else current.with_(requires_grad=None, is_leaf=None, saved_by=None)
+    if not inplace_fits(inf, current, operand_value, name):
         return None
     return inplace_result(inf, current, [operand_value])
 
@@ -489,7 +525,9 @@ def call_builtin(inf, name: str, call: Call):
             return arg
         return ScalarValue(name)
     if name in ("list", "tuple") and isinstance(arg, SeqValue):
-        return SeqValue(name, arg.items)
+        return SeqValue(name, arg.items, element=arg.element, length=arg.length)
+    if name in ("zip", "enumerate") and call.args and not call.starred and not call.kwargs:
+        return _zipped(name, call.args)
     if name in ("max", "min", "sum", "abs", "round") and all(isinstance(a, ScalarValue) for a in call.args) \
             and call.args:
         kinds = {a.kind for a in call.args}

@@ -1088,7 +1088,7 @@ def _as_value(setting):
 
 def _tensor_of_layer(inf, shape, role: str, bound: dict) -> TensorValue:
     """A parameter (requires grad) or buffer: ``dtype=`` or the default dtype, ``device=`` or the default device."""
-    if any(isinstance(d, int) and d < 0 for d in shape):
+    if shape is not None and any(isinstance(d, int) and d < 0 for d in shape):
         raise _Nothing  # a negative size: torch.empty raises
     given_dtype, given_device = bound.get("dtype", constant(None)), bound.get("device", constant(None))
     if role == COUNT:

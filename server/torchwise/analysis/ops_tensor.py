@@ -16,7 +16,7 @@ from torchwise.analysis.tensors import (
     inplace_result, int_of, literal_data, make_tensor, matmul_values, normalize_device, same_device, size_of,
     size_value,
 )
-from torchwise.analysis.values import NdarrayValue, ScalarValue, SeqValue, SymbolicValue, TensorValue
+from torchwise.analysis.values import DtypeValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue, TensorValue
 
 
 def shaped(fn, *args):
@@ -396,6 +396,31 @@ def _cpu(inf, receiver, call: Call):
     return _copied(receiver).with_(device="cpu")
 
 
+@_register(TENSOR_METHODS, "type")
+def _type(inf, receiver, call: Call):
+    """``t.type(torch.float16)`` / ``t.type("torch.cuda.HalfTensor")``: a cast (and a move, for a cuda type name);
+    ``t.type()`` is the type's name."""
+    if not call.args and not call.kwargs:
+        return ScalarValue("str")
+    target = call.get(0, "dtype")
+    device = None
+    if isinstance(target, ScalarValue) and isinstance(target.value, str):
+        legacy = LEGACY_CONSTRUCTORS.get(target.value)
+        if legacy is None or legacy[0] is None:
+            return None  # not a tensor type's name (PyTorch raises), or torch.Tensor
+        dtype, device = dtypes.parse_torch_dtype(legacy[0]), legacy[1] or "cpu"  # a CPU type name moves to the CPU
+    elif isinstance(target, DtypeValue):
+        dtype = target.dtype
+    else:
+        return None
+    if dtype is not None and device is None:
+        return _cast(dtype)(inf, receiver, call)
+    if dtype == receiver.dtype and device is not None and same_device(receiver.device, device) is True:
+        return receiver  # already that type: the same tensor
+    moved = _copied(receiver).with_(dtype=dtype, why="converted with .type()" if dtype is not None else None)
+    return moved.with_(device=device) if device is not None else moved
+
+
 @_register(TENSOR_METHODS, "type_as")
 def _type_as(inf, receiver, call: Call):
     other = call.get(0)
@@ -746,6 +771,8 @@ def _cat(inf, call: Call):
     if tensors is None and isinstance(given, SeqValue) and isinstance(given.element, TensorValue) \
             and isinstance(dim, int):
         return _joined_alike(inf, call, given, dim)
+    if tensors is None and isinstance(dim, int):
+        return _joined_partly(inf, call, given, dim)
     if not tensors or not isinstance(dim, int):
         return None
     fn = shapes.stack if _callee_name(call) == "stack" else shapes.cat
@@ -763,6 +790,64 @@ def _cat(inf, call: Call):
     devices = {t.device for t in tensors}
     return derived(inf, tensors[0], *tensors[1:], dtype=dtype, shape=shape, why=why,
                    device=devices.pop() if len(devices) == 1 else None)
+
+
+@_register(TORCH_FUNCTIONS, "torch.meshgrid")
+def _meshgrid(inf, call: Call):
+    """``torch.meshgrid(a, b, indexing="ij")``: one expanded view per input, each of shape ``(len(a), len(b), ...)``
+    (``"xy"`` swaps the first two); the inputs are 0-d or 1-d, of one dtype and one device."""
+    if call.starred or call.kwargs.keys() - {"indexing"}:
+        return None
+    given = call.args
+    if len(given) == 1 and isinstance(given[0], SeqValue):
+        given = list(given[0].items) if given[0].items is not None else None
+    indexing = call.kwargs.get("indexing")
+    mode = indexing.value if isinstance(indexing, ScalarValue) and isinstance(indexing.value, str) else \
+        "ij" if indexing is None else None
+    if not given or mode not in ("ij", "xy") or not all(isinstance(t, TensorValue) for t in given):
+        return None
+    if any(t.shape is None or len(t.shape) > 1 for t in given):
+        return None  # another rank raises; an unknown one leaves the grid unknown
+    known = {t.dtype for t in given}
+    if None not in known and len(known) > 1:
+        return None  # "meshgrid expects all tensors to have the same dtype"
+    # As PyTorch does it: "xy" swaps the first two inputs, then each grid is `t.view(1, .., n, .., 1).expand(grid)`.
+    order = list(range(len(given)))
+    if mode == "xy" and len(given) >= 2:
+        order[0], order[1] = 1, 0
+    grid = tuple(given[i].shape[0] if given[i].shape else 1 for i in order)
+    grids = [None] * len(given)
+    for at, i in enumerate(order):
+        t = given[i]
+        view = tuple(size if d == at else 1 for d, size in enumerate(grid))
+        strides = layout.view_strides(t.shape, t.strides, view)
+        strides = layout.expand_strides(view, strides, grid) if isinstance(strides, tuple) else None
+        grids[i] = derived(inf, t, shape=grid, strides=strides).with_(
+            memory="a view: shares memory with its input", saved_by=None)
+    return SeqValue("tuple", tuple(grids))
+
+
+def _joined_partly(inf, call: Call, given, dim: int):
+    """``torch.cat((x, context), dim=1)`` with ``context`` unknown: where the call returns, the result has the rank
+    of the known tensors and their sizes outside ``dim`` (``stack``: their shape, one more dim of the list's
+    length). Only for known ranks of at least 2: a 1-d ``(0,)`` tensor is the one cat lets through whatever."""
+    if not isinstance(given, SeqValue) or not given.items:
+        return None
+    known = [t for t in given.items if isinstance(t, TensorValue) and t.shape is not None]
+    if not known or len(known) == len(given.items) or any(
+            not (t is None or isinstance(t, (TensorValue, SymbolicValue))) for t in given.items):
+        return None
+    stack = _callee_name(call) == "stack"
+    if any(len(t.shape) < 2 for t in known) and not stack:
+        return None
+    try:
+        shape = (shapes.stack if stack else shapes.cat)([t.shape for t in known], dim)
+    except shapes.ShapeError:
+        return None
+    d = shapes.wrap_dim(dim, len(shape))
+    shape = shape[:d] + ((len(given.items) if stack else Sym.fresh("n")),) + shape[d + 1:]
+    made = derived(inf, known[0], *known[1:], dtype=None, shape=shape, device=None, strides=None, why=None)
+    return made if made.requires_grad else made.with_(requires_grad=None, is_leaf=None)  # the others may need grad
 
 
 def _joined_alike(inf, call: Call, items: SeqValue, dim: int):

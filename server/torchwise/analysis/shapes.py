@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple, Union
 
 from torchwise.analysis.dims import (
-    Dim, Shape, Sym, dim_eq, exact_div, fmt_list, fmt_shape, product,
+    Dim, Shape, Sym, dim_eq, exact_div, fmt_list, fmt_shape, minimum_operands, prefix_length, product,
 )
 
 MaybeShape = Optional[Shape]
@@ -90,6 +90,10 @@ def broadcast_dims(a: Dim, b: Dim):
         return a
     if type(b) is int:
         return b
+    # x + pos[:n] with x's size n: min(n, N) is n, or N < n and then N must be 1: the result is n either way.
+    for size, other in ((a, b), (b, a)):
+        if (minimum_operands(other) or (None,))[0] == size:
+            return size
     # Unrelated to everything else, but a function of a and b: the same pair broadcasts to the same size (a loop
     # that adds them again is stable).
     key = tuple(sorted((repr(a), repr(b))))
@@ -652,6 +656,10 @@ def _slice_length(size: Dim, item: slice) -> Dim:
     if ints and (stop == 0 or (type(start) is int and type(stop) is int and (start >= 0) == (stop >= 0)
                                and stop <= start)):
         return 0
+    if start in (None, 0) and step == 1 and stop is not None:  # x[:n + 1]: min(n + 1, size)
+        length = prefix_length(size, stop)
+        if length is not None:
+            return length
     return Sym.fresh("n")
 
 

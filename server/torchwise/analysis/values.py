@@ -48,7 +48,7 @@ class ScalarValue:
 
 @dataclass(frozen=True)
 class SeqValue:
-    kind: str  # "list" | "tuple" | "size" (torch.Size)
+    kind: str  # "list" | "tuple" | "size" (torch.Size) | "iterator" (zip, enumerate: iterated once, no len)
     items: Optional[tuple] = None  # None: length unknown
     element: Any = None  # with items unknown: what every item is (a comprehension's element), when known
     length: Any = None  # with items unknown: the length (an int or a Sym), when known
@@ -179,6 +179,12 @@ def join(a, b):
         options = tuple(dict.fromkeys((*(a.options if isinstance(a, EitherValue) else (a,)),
                                        *(b.options if isinstance(b, EitherValue) else (b,)))))
         return EitherValue(options) if len(options) <= 4 else None
+    for module, seq in ((a, b), (b, a)):
+        if isinstance(module, ModuleValue) and module.kind in ("Sequential", "ModuleList") \
+                and isinstance(seq, SeqValue) and seq.kind == "list":
+            # `return layers` or `[l for l in layers if keep(l)]` (vit-pytorch's dropout_layers): either way, a
+            # list of what every sub-module is.
+            return SeqValue("list", element=join(module.each, seq.each))
     if type(a) is not type(b):
         return None
     if isinstance(a, (TensorValue, NdarrayValue)):

@@ -37,9 +37,10 @@ class _LoopRule(Rule):
 
 
 class _CallRule(Rule):
-    node_types = (ast.Call,)
-    # `torch.tensor([...])` / `torch.stack([...])` comprehensions, and the builtins over a tensor.
-    call_names = frozenset({"tensor", "stack", "sum", "max", "min", "any", "all"})
+    node_types = (ast.Call, ast.ListComp)
+    # `torch.tensor([...])` / `torch.stack([...])` / `torch.cat([...])` comprehensions, the builtins over a
+    # tensor, and list comprehensions of Python numbers.
+    call_names = frozenset({"tensor", "stack", "cat", "concat", "sum", "max", "min", "any", "all"})
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
         match = match_call(node, scope, ctx)
@@ -64,32 +65,37 @@ class ElementwiseMapLoop(_LoopRule):
     code = "TW401"
     name = "elementwise-map-loop"
     severity = Severity.WARNING
-    summary = ("Flags loops that compute an output one element (or row) at a time: "
-               "`for i in range(N): out[i] = f(x[i], w)`, or `res.append(f(x[i]))` followed by `torch.stack(res)`; "
-               "nested loops that fill a matrix (`out[i, j] = a[i] * b[j]`); the same over `enumerate(x)` and "
-               "`zip(x, y)`.")
+    summary = ("Flags loops that compute tensor elements (or rows, columns, slots) one at a time: maps into a "
+               "preallocated output (`out[i] = f(x[i], w[i])`, bodies of several statements with temporaries and "
+               "`if`/`elif`), nested loops filling a matrix, appends then `torch.stack`, shifted, reversed, strided, "
+               "column (`X[:, j]`), diagonal (`A[i, i]`) and gathered (`emb[ids[i]]`, `x[i, y[i]]`) walks, stores "
+               "at data-dependent slots (`out[i, y[i]] = 1`, `out[idx[i]] += v`), ragged prefixes "
+               "(`mask[b, :n[b]] = True`), nested `+=` contractions and running sums read back (`cums[i] = running`).")
     why = ("Each iteration launches a few tiny kernels and pays Python's overhead: a loop over 10,000 rows is "
            "100-1000x slower than one vectorized expression on a CPU, far more on a GPU. The same computation "
            "written on whole tensors (`data @ weight + bias`) runs as one kernel.")
-    fix_summary = ("Replaces the allocation and the loop with one expression, checked to give the same values, "
-                   "shape and dtype (a cast is added when the output's dtype differs): `x[i]` becomes `x`, "
-                   "`torch.dot(x[i], w)` becomes `x @ w`, `x[i].sum()` becomes `x.sum(dim=1)`, an `if`/`else` "
-                   "becomes `torch.where`. In nested loops `a[i]` becomes the column `a[:, None]`, `b[j]` the row "
-                   "`b`, `m[i, j]` is `m`, and `a[i] * b[j]` is `torch.outer(a, b)`; where every value depends on "
-                   "one index only, one broadcasting write `out[:] = ...` fills the matrix. `zip` is rewritten only "
-                   "when the tensors' lengths are known equal (it stops at the shortest). The loop's output is "
-                   "row-major: where the data is not known to be (a transposed `x`, whose layout `x * 2` would "
-                   "take), `.contiguous()` is added, so a later `out.view(-1)` still works.")
+    fix_summary = ("The body is translated statement by statement onto whole tensors, every op by its batched form "
+                   "from the op table (`x[i]` -> `x`, `torch.dot(x[i], w)` -> `x @ w`, `F.normalize(row, dim=0)` -> "
+                   "`F.normalize(x, dim=1)`, `row.sum()` -> `x.sum(dim=1)`, `row - row.max()` -> "
+                   "`x - x.max(dim=1, keepdim=True).values`, `w[i]` beside a row -> `w[:, None]`, the index -> "
+                   "`torch.arange`, an `if`/`else` -> `torch.where`), checked per op to give the same dtype and "
+                   "shape as per element. A fresh output written whole is replaced (`out = ...`, cast to its dtype, "
+                   "row-major as the loop leaves it); otherwise the loop's slots are written in place (`out[1:-1] = "
+                   "...`, `X[:] = ...`, `x.clamp_(min=0)`, `out[torch.arange(n), y] = 1`, `out.index_add_(...)`). "
+                   "`X[:, j]` reductions run on `X` itself (`X.mean(dim=0)`), nested `+=` of products become `@` / "
+                   "`torch.einsum`, `x[i + 1] - x[i]` is `x[1:] - x[:-1]`, windows `x[i:i + k]` are `x.unfold(0, k, "
+                   "1)`, a running total read back is `torch.cumsum`. A temporary read twice is computed once. Indices "
+                   "keep Python's rules: an index that could wrap below zero or run past the end is not a slice, "
+                   "negative gather and scatter indices wrap as in the loop. `zip` of known lengths walks the "
+                   "shortest. Functions of this file are batched with `torch.vmap`.")
     valid = _NOT_FLAGGED + (
         Valid("import torch\nx = torch.randn(10)\nfast = x * 2\n"),
-        # Only half the range: the rest of `out` keeps its old values.
-        Valid("import torch\nx = torch.randn(10)\nout = torch.zeros(10)\nfor i in range(5):\n    out[i] = x[i] * 2\n"),
         # An unknown function may have side effects.
         Valid("import torch\nx = torch.randn(10)\nout = torch.zeros(10)\nfor i in range(10):\n"
               "    out[i] = f(x[i])\n"),
-        # `zip` stops at the shorter tensor: a different result from `x * y`, which raises.
-        Valid("import torch\nx = torch.randn(5)\ny = torch.randn(6)\nres = []\nfor p, q in zip(x, y):\n"
-              "    res.append(p * q)\nout = torch.stack(res)\n"),
+        # `zip` stops at the shorter of two lengths that may differ: `x * y` would raise.
+        Valid("import torch\ndef f(n: int, k: int):\n    x, y = torch.randn(n), torch.randn(k)\n    res = []\n"
+              "    for p, q in zip(x, y):\n        res.append(p * q)\n    return torch.stack(res)\n"),
         # A triangle: the inner loop does not cover the row.
         Valid("import torch\na = torch.randn(4)\nout = torch.zeros(4, 4)\nfor i in range(4):\n"
               "    for j in range(i):\n        out[i, j] = a[i] - a[j]\n"),
@@ -135,6 +141,60 @@ class ElementwiseMapLoop(_LoopRule):
         Invalid("import torch\nx = torch.randn(5)\ny = torch.randn(5)\nres = []\nfor p, q in zip(x, y):\n"
                 "    res.append(p * q)\nout = torch.stack(res)\n",
                 "import torch\nx = torch.randn(5)\ny = torch.randn(5)\nout = x * y\n"),
+        # `zip` stops at the shorter tensor: the longer one is cut to its length.
+        Invalid("import torch\nx = torch.randn(5)\ny = torch.randn(6)\nres = []\nfor p, q in zip(x, y):\n"
+                "    res.append(p * q)\nout = torch.stack(res)\n",
+                "import torch\nx = torch.randn(5)\ny = torch.randn(6)\nout = x * y[:5]\n"),
+        # The article's loop, verbatim: a (1,) bias into each 0-d slot is the same as broadcasting it once.
+        Invalid("import torch\nbatch_size = 1000\nfeature_dim = 256\ndata = torch.randn(batch_size, feature_dim)\n"
+                "weight = torch.randn(feature_dim)\nbias = torch.randn(1)\nresults_loop = torch.empty(batch_size)\n"
+                "for i in range(batch_size):\n    results_loop[i] = torch.dot(data[i], weight) + bias\n",
+                "import torch\nbatch_size = 1000\nfeature_dim = 256\ndata = torch.randn(batch_size, feature_dim)\n"
+                "weight = torch.randn(feature_dim)\nbias = torch.randn(1)\nresults_loop = data @ weight + bias\n"),
+        Invalid("import torch\nimport torch.nn.functional as F\n\n\ndef cosine_similarity_loop(a, b):\n"
+                "    result = torch.empty(a.shape[0])\n    for i in range(a.shape[0]):\n"
+                "        result[i] = F.cosine_similarity(a[i], b[i], dim=0)\n    return result\n\n\n"
+                "sims = cosine_similarity_loop(torch.randn(512, 128), torch.randn(512, 128))\n",
+                "import torch\nimport torch.nn.functional as F\n\n\ndef cosine_similarity_loop(a, b):\n"
+                "    result = F.cosine_similarity(a, b, dim=1)\n    return result\n\n\n"
+                "sims = cosine_similarity_loop(torch.randn(512, 128), torch.randn(512, 128))\n"),
+        # Temporaries: inlined, or computed once where read twice; a per-row scalar gets its keepdim form.
+        Invalid("import torch\nx = torch.randn(256, 50)\nscaled = torch.empty_like(x)\nfor i, row in enumerate(x):\n"
+                "    lo = row.min()\n    hi = row.max()\n    scaled[i] = (row - lo) / (hi - lo)\n",
+                "import torch\nx = torch.randn(256, 50)\nlo_all = x.min(dim=1).values\n"
+                "scaled = (x - lo_all[:, None]) / (x.max(dim=1).values - lo_all)[:, None]\n"),
+        Invalid("import torch\nprices = torch.randn(1000).cumsum(0)\ndiffs = torch.empty(len(prices) - 1)\n"
+                "for i in range(len(prices) - 1):\n    diffs[i] = prices[i + 1] - prices[i]\n",
+                "import torch\nprices = torch.randn(1000).cumsum(0)\ndiffs = prices[1:] - prices[:-1]\n"),
+        Invalid("import torch\nX = torch.randn(5000, 20)\ncol_means = torch.zeros(X.shape[1])\n"
+                "for j in range(X.shape[1]):\n    col_means[j] = X[:, j].mean()\n",
+                "import torch\nX = torch.randn(5000, 20)\ncol_means = X.mean(dim=0)\n"),
+        Invalid("import torch\nlabels = torch.randint(0, 10, (256,))\none_hot = torch.zeros(len(labels), 10)\n"
+                "for i in range(len(labels)):\n    one_hot[i, labels[i]] = 1\n",
+                "import torch\nlabels = torch.randint(0, 10, (256,))\none_hot = torch.zeros(len(labels), 10)\n"
+                "one_hot[torch.arange(len(labels)), labels] = 1\n"),
+        # Duplicate indices add up, negative ones wrap, too large ones raise: as in the loop.
+        Invalid("import torch\nfeats = torch.randn(600, 64)\nlabels = torch.randint(0, 10, (600,))\n"
+                "sums = torch.zeros(10, 64)\nfor i in range(len(labels)):\n    sums[labels[i]] += feats[i]\n",
+                "import torch\nfeats = torch.randn(600, 64)\nlabels = torch.randint(0, 10, (600,))\n"
+                "sums = torch.zeros(10, 64)\n"
+                "sums.index_add_(0, torch.where(labels < 0, labels + sums.shape[0], labels), feats)\n"),
+        Invalid("import torch\nA = torch.randn(24, 16)\nB = torch.randn(16, 20)\nC = torch.zeros(24, 20)\n"
+                "for i in range(24):\n    for j in range(20):\n        for p in range(16):\n"
+                "            C[i, j] += A[i, p] * B[p, j]\n",
+                "import torch\nA = torch.randn(24, 16)\nB = torch.randn(16, 20)\nC = A @ B\n"),
+        Invalid("import torch\nx = torch.rand(2000)\nrunning = 0.0\ncums = torch.empty(len(x))\n"
+                "for i in range(len(x)):\n    running += x[i]\n    cums[i] = running\n",
+                "import torch\nx = torch.rand(2000)\ncums = torch.cumsum(x, dim=0)\n"),
+        Invalid("import torch\nx = torch.randn(3000)\nfor i in range(len(x)):\n    if x[i] < 0:\n        x[i] = 0\n",
+                "import torch\nx = torch.randn(3000)\nx.clamp_(min=0)\n"),
+        # An op with no batched form in a clearly per-element loop: flagged, with the reason.
+        Invalid("import torch\nimport torch.nn.functional as F\nlogits = torch.randn(128, 10)\n"
+                "y = torch.randint(0, 10, (128,))\nlosses = torch.empty(128)\nfor i in range(128):\n"
+                "    losses[i] = F.cross_entropy(logits[i], y[i])\n"),
+        # Only half the range: the rest of `out` keeps its values, so the write stays in place.
+        Invalid("import torch\nx = torch.randn(10)\nout = torch.zeros(10)\nfor i in range(5):\n    out[i] = x[i] * 2\n",
+                "import torch\nx = torch.randn(10)\nout = torch.zeros(10)\nout[:5] = x[:5] * 2\n"),
     )
 
 
@@ -174,7 +234,8 @@ class FilterLoop(_LoopRule):
     code = "TW403"
     name = "filter-loop"
     severity = Severity.WARNING
-    summary = "Flags `for x in t: if cond(x): lst.append(x)` followed by `torch.stack(lst)`."
+    summary = ("Flags `for x in t: if cond(x): lst.append(f(x))` followed by `torch.stack(lst)`, `torch.cat(lst)` "
+               "or `torch.tensor(lst)`.")
     why = ("The loop visits every element as a 0-d tensor in Python and then copies the survivors into a new "
            "tensor; a boolean mask (`t[t > 0]`) does both in one op.")
     fix_summary = ("`t[cond(t)]` (where the loop's `torch.stack` would raise because nothing passed the test, "
@@ -184,6 +245,10 @@ class FilterLoop(_LoopRule):
               "print(len(pos))\n"),
     )
     invalid = (
+        # The article's filter, verbatim (into `torch.tensor`).
+        Invalid("import torch\ntensor = torch.randn(1000)\nresult = []\nfor x in tensor:\n    if x > 0:\n"
+                "        result.append(x)\nresult = torch.tensor(result)\n",
+                "import torch\ntensor = torch.randn(1000)\nresult = tensor[tensor > 0]\n"),
         Invalid("import torch\nt = torch.randn(1000)\npositives = []\nfor x in t:\n    if x > 0:\n"
                 "        positives.append(x)\nkept = torch.stack(positives)\n",
                 "import torch\nt = torch.randn(1000)\nkept = t[t > 0]\n"),
@@ -200,10 +265,16 @@ class Comprehension(_CallRule):
     code = "TW404"
     name = "comprehension-over-tensor"
     severity = Severity.WARNING
-    summary = "Flags `torch.tensor([f(x) for x in t])` and `torch.stack([f(x) for x in t])`."
+    summary = ("Flags comprehensions and `map` over tensor elements consumed by `torch.tensor`, `torch.stack` or "
+               "`torch.cat` (nested ones too), and list comprehensions of Python numbers "
+               "(`[row.argmax().item() for row in logits]`).")
     why = ("The comprehension makes one 0-d tensor (or row) per element in Python, then copies them all into a "
            "new tensor: thousands of tiny ops for what one vectorized expression does.")
-    fix_summary = "The vectorized expression: `torch.tensor([x * 2 for x in t])` becomes `t * 2`."
+    fix_summary = ("The vectorized expression, as for a loop body: `torch.tensor([x * 2 for x in t])` becomes `t * 2`, "
+                   "`torch.stack([table[t] for t in ids])` `table[ids]`, `[row.argmax().item() for row in logits]` "
+                   "`logits.argmax(dim=1).tolist()`, `torch.stack([f(x) for x in xs])` of a function of this file "
+                   "`torch.vmap(f)(torch.stack(xs))` (where vmap can batch it: no branch on values, no `.item()`, "
+                   "no in-place change, no random draw), `torch.cat([x for x in xs])` `torch.cat(xs)`.")
     valid = (
         Valid("import torch\nt = torch.randn(10)\nd = t * 2\n"),
         Valid("import torch\nx = torch.tensor([i * 2 for i in range(10)])\n"),
@@ -218,6 +289,15 @@ class Comprehension(_CallRule):
         Invalid("import torch\nx = torch.randn(50)\ny = torch.randn(50)\n"
                 "z = torch.tensor([p * q for p, q in zip(x, y)])\n",
                 "import torch\nx = torch.randn(50)\ny = torch.randn(50)\nz = x * y\n"),
+        Invalid("import torch\nlogits = torch.randn(300, 5)\npreds = [row.argmax().item() for row in logits]\n",
+                "import torch\nlogits = torch.randn(300, 5)\npreds = logits.argmax(dim=1).tolist()\n"),
+        Invalid("import torch\ntable = torch.randn(1000, 32)\ntoken_ids = torch.randint(0, 1000, (128,))\n"
+                "embedded = torch.stack([table[t] for t in token_ids])\n",
+                "import torch\ntable = torch.randn(1000, 32)\ntoken_ids = torch.randint(0, 1000, (128,))\n"
+                "embedded = table[token_ids]\n"),
+        # `math.exp` computes in Python floats and raises on overflow: flagged, no fix.
+        Invalid("import math\nimport torch\nx = torch.randn(500)\n"
+                "out = torch.tensor([1 / (1 + math.exp(-v)) for v in x])\n"),
     )
 
 
@@ -225,7 +305,8 @@ class ReductionLoop(_LoopRule):
     code = "TW405"
     name = "reduction-loop"
     severity = Severity.WARNING
-    summary = ("Flags `s += x[i] * y[i]`, `for v in t: total += v`, counting loops (`if v > 0: n += 1`), running "
+    summary = ("Flags `s += x[i] * y[i]`, `for v in t: total += v`, `total += loss.item()`, counting loops "
+               "(`if v > 0: n += 1`, `.item()` comparisons), in-place prefix sums (`x[i] += x[i - 1]`), running "
                "max / min (`if v > m: m = v`, `m = max(m, v)`, `m = torch.maximum(m, v)` / `torch.max(m, v)` / "
                "`m.max(v)`, with or without the index of the best), and any / all flags "
                "(`if v > 0: found = True; break`).")
@@ -233,6 +314,8 @@ class ReductionLoop(_LoopRule):
            "a loop is hundreds of times slower than `x @ y`, `t.sum()` or `t.max()`, and a sum rounds worse "
            "(sequential instead of pairwise).")
     fix_summary = ("`s = x @ y` / `total += t.sum()` / `n += int((t > 0).sum())`, keeping the starting value; "
+                   "Python floats from `.item()` sum in float64 as Python does (`t.sum(dtype=torch.float64).item()`); "
+                   "`x[i] += x[i - 1]` over `range(1, len(x))` is `x.cumsum_(0)`; "
                    "offered only where the loop certainly runs (else a Python number would stay a number). "
                    "A running max of integers becomes `m = x[x.argmax()]` (the element itself, a view of `x`, as the "
                    "loop keeps it; `max(m, ...)` with another start), its index `int(x.argmax())`; "
@@ -284,6 +367,14 @@ class ReductionLoop(_LoopRule):
         Invalid("import torch\nx = torch.randn(50)\ny = torch.randn(50)\ns = 0.0\nfor p, q in zip(x, y):\n"
                 "    s += p * q\n",
                 "import torch\nx = torch.randn(50)\ny = torch.randn(50)\ns = x @ y\n"),
+        Invalid("import torch\nbatch_losses = torch.rand(500)\ntotal = 0.0\nfor loss in batch_losses:\n"
+                "    total += loss.item()\n",
+                "import torch\nbatch_losses = torch.rand(500)\ntotal = batch_losses.sum(dtype=torch.float64).item()\n"),
+        Invalid("import torch\ncounts = torch.randint(0, 10, (500,))\nfor i in range(1, len(counts)):\n"
+                "    counts[i] += counts[i - 1]\n",
+                "import torch\ncounts = torch.randint(0, 10, (500,))\ncounts.cumsum_(0)\n"),
+        Invalid("import torch\nA = torch.randn(200, 200)\ntr = 0.0\nfor i in range(A.shape[0]):\n    tr += A[i, i]\n",
+                "import torch\nA = torch.randn(200, 200)\ntr = A.diagonal().sum()\n"),
     )
 
 
@@ -319,7 +410,8 @@ class BuiltinOverTensor(_CallRule):
     code = "TW407"
     name = "builtin-over-tensor"
     severity = Severity.WARNING
-    summary = "Flags `sum(t)`, `max(t)`, `min(t)`, `any(t)`, `all(t)` on a tensor."
+    summary = ("Flags `sum(t)`, `max(t)`, `min(t)`, `any(t)`, `all(t)` on a tensor, and `sum` / `any` / `all` of a "
+               "generator or `map` over tensor elements (`sum(a * b for a, b in zip(u, v))`).")
     why = ("Python's builtins iterate the first dimension, making one tensor per slice and one op per step. "
            "`sum(t)` of a 2-d tensor is `t.sum(0)` (a row of column sums), not `t.sum()`; `max` on floats also "
            "differs from `t.max()` on NaN, so that one is only offered for integer tensors.")
@@ -337,6 +429,18 @@ class BuiltinOverTensor(_CallRule):
         Invalid("import torch\nt = torch.randn(10)\nflags = t > 1\nhit = any(flags)\n",
                 "import torch\nt = torch.randn(10)\nflags = t > 1\nhit = bool(flags.any())\n"),
         Invalid("import torch\nt = torch.randn(10)\nm = max(t)\n"),  # NaN: no fix for floats
+        Invalid("import torch\nu = torch.randn(4096)\nv = torch.randn(4096)\n"
+                "similarity = sum(a * b for a, b in zip(u, v))\n",
+                "import torch\nu = torch.randn(4096)\nv = torch.randn(4096)\nsimilarity = u @ v\n"),
+        Invalid("import torch\npreds = torch.randint(0, 10, (2000,))\ntargets = torch.randint(0, 10, (2000,))\n"
+                "n_correct = sum(1 for p, t in zip(preds, targets) if p == t)\n",
+                "import torch\npreds = torch.randint(0, 10, (2000,))\ntargets = torch.randint(0, 10, (2000,))\n"
+                "n_correct = int((preds == targets).sum())\n"),
+        # Every slice close is every element close: `torch.allclose` of the whole tensors.
+        Invalid("import torch\na = torch.randn(200, 16)\nb = a + 1e-9 * torch.randn(200, 16)\n"
+                "same = all(torch.allclose(a[i], b[i]) for i in range(len(a)))\n",
+                "import torch\na = torch.randn(200, 16)\nb = a + 1e-9 * torch.randn(200, 16)\n"
+                "same = torch.allclose(a, b)\n"),
     )
 
 

@@ -1,8 +1,19 @@
 """The loop vectorizer: Python loops over tensors rewritten into proven-equal vectorized code.
 
-``loops`` recognizes the loop shapes and the iteration space, ``expr`` translates a
-per-element expression into a whole-tensor one (checking dtypes and shapes both ways),
-``proof`` holds the soundness checks on names and statements, ``rewrite`` builds the
-text edits. The rules TW401-TW407 (``rules/loops.py``) only ask :func:`loops.match_loop`
-and :func:`loops.match_call` and turn the answer into findings.
+The rules TW401-TW407 (``rules/loops.py``) only ask :func:`loops.match_loop` and
+:func:`loops.match_call` and turn the answer into findings. Behind them:
+
+- ``space``: the iteration space (ranges, tensors, lists, ``enumerate``/``zip``, nests).
+- ``general``: the general path: a loop (nest) whose body is translated statement by statement.
+- ``body``: the statement translator; classifies each write (store, append, accumulation,
+  scatter, scan) and keeps temporaries, ``if``/``elif`` and ``continue`` as batched values.
+- ``batch`` with its mixins ``indexing`` (slices, shifts, columns, diagonals, gathers,
+  ragged reads) and ``calling`` (ops batched by the op table's rule, contractions, vmap):
+  one per-element expression to one whole-tensor :class:`vec.Vec`, with its dtype/shape proof.
+- ``oracle``: asks the facts engine what an op gives, on one element and on the whole tensor.
+- ``emit``: writes to rewrite lines and the finding's message.
+- ``calls``: comprehensions and calls (``torch.stack([...])``, ``map``, ``torch.tensor([...])``).
+- ``loops``: the entry points and the few loop shapes kept apart (``torch.cat`` accumulation,
+  running extremes, diagnostics without a fix).
+- ``expr``, ``proof``, ``rewrite``: precedence, soundness checks on names, text edits.
 """

@@ -1,39 +1,43 @@
-"""Recognizing Python loops over tensors, and building their vectorized rewrites.
+"""The entry points of the loop vectorizer, and the loop shapes that have proofs of their own.
 
-One entry per syntactic form: :func:`match_loop` for ``for`` statements (maps into a
-preallocated output or a stacked list, nested loops filling a matrix, filters, reductions,
-running max / min, any / all flags, ``torch.cat`` accumulation, per-item loops over a list of
-tensors; over ``range``, a tensor, ``enumerate`` or ``zip`` of equal lengths), :func:`match_call`
-for comprehensions passed to ``torch.tensor``/``torch.stack`` and for builtins that iterate a
-tensor (``sum(t)``).
+:func:`match_loop` for ``for`` statements, :func:`match_call` for calls (comprehensions and ``map``
+consumed by ``torch.tensor`` / ``torch.stack`` / ``torch.cat`` / ``sum`` / ``all`` / ``any``, and the
+builtins that iterate a tensor: ``sum(t)``) and list comprehensions of Python numbers.
+
+Most loops go through the general translator (``general``: the body statement by statement over the
+one op table). Three shapes keep a proof of their own here, because what they compute is not a batched
+value but a choice among the elements: ``torch.cat`` accumulation (TW402), running max / min with
+or without the index of the best (TW405), and any / all flags that may stop early (TW405).
 
 A match has a message and, when every proof obligation holds, a fix. Three outcomes:
 
-- the pattern is not there, or something in it is not understood (an unknown call, a value
-  whose facts are unknown, a read of the output, a carried dependence): ``None``, silent;
-- the pattern is certain but one obligation cannot be shown (the loop may run zero times and
-  the result's type would then differ, the loop variable is read afterwards, ...): a match
-  without a fix, whose message says why;
+- the pattern is not there, or the loop is not a per-element computation (a recurrence, effects,
+  an early exit): ``None``, silent;
+- the loop is clearly per-element but one obligation cannot be shown (the loop may run zero times and
+  the result's type would then differ, the loop variable is read afterwards, an op has no batched
+  form, ...): a match without a fix, whose message says the one reason;
 - everything proven: a match with the fix.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, Optional
 
-from torchwise.analysis import dims, layout
+from torchwise.analysis import dims
 from torchwise.analysis.dtypes import DType, is_floating, is_integral
-from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue, join
+from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue
 from torchwise.vectorize import proof, rewrite
-from torchwise.vectorize.expr import (ATOM, Batch, Grid, GridTranslator, Refuse, Space, Translator, Vec,
-                                      grid_indices, no_raising_ops, row_ordered, wrap)
+from torchwise.vectorize.batch import Batcher
+from torchwise.vectorize.expr import ATOM, Refuse, no_raising_ops, row_ordered, wrap
+from torchwise.vectorize.oracle import Oracle
+from torchwise.vectorize.search import first_hit
+from torchwise.vectorize.space import Level, Unwalkable, Walker
 
 _ALLOCATORS = frozenset({"torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_like",
                          "torch.zeros_like", "torch.ones_like", "torch.full_like"})
 _FRESH_FACTORIES = _ALLOCATORS | {"torch.tensor", "torch.randn", "torch.rand", "torch.arange"}
-_SUM_DTYPES = frozenset({DType.float32, DType.float64})
 _IO_CALLS = frozenset({"print", "open", "input", "breakpoint", "exec", "eval"})
 # `e > m` keeps a new maximum; strict comparisons keep the first of equal ones.
 _EXTREME_OPS = {ast.Gt: ("max", True), ast.GtE: ("max", False), ast.Lt: ("min", True), ast.LtE: ("min", False)}
@@ -41,6 +45,20 @@ _FLIPPED = {ast.Gt: ast.Lt, ast.Lt: ast.Gt, ast.GtE: ast.LtE, ast.LtE: ast.GtE}
 # With a tensor as the second argument `torch.max(m, v)` / `m.max(v)` is `torch.maximum(m, v)`: the same kernel
 # (NaN propagated, ties' gradient split in two); with a number it would be a `dim` (a Python number `v` is refused).
 _TORCH_EXTREMES = {"torch.maximum": "max", "torch.minimum": "min", "torch.max": "max", "torch.min": "min"}
+
+
+_FLAGGED = {
+    "TW401": "loop computes tensor elements one at a time",
+    "TW403": "filter loop over tensor elements",
+    "TW405": "reduction loop handles one element at a time",
+    "TW406": "loop applies the same tensor ops to each item of a list",
+}
+
+
+_FLAGGED_CALLS = {
+    "TW404": "a list built element by element from a tensor",
+    "TW407": "a Python builtin iterates a tensor one element at a time",
+}
 
 
 @dataclass
@@ -83,7 +101,7 @@ class _Base:
         self.ctx = ctx
         self.source = ctx.source
         self.default_float = ctx.facts.default_float
-        self.scope_node = _scope_node(scope)
+        self.scope_node = proof.scope_node(scope)
 
     def torch(self) -> str:
         aliases = list(self.scope.aliases_of("torch"))
@@ -91,126 +109,21 @@ class _Base:
             raise Refuse("torch is not imported")
         return "torch" if "torch" in aliases else aliases[0]
 
-    def space_for(self, target: ast.expr, iterable: ast.expr, scope) -> tuple[Space, str]:
-        """What the loop variables stand for: ("range" | "tensor" | "list")."""
-        if _is_builtin_call(iterable, "enumerate", scope):
-            return self.enumerated(target, iterable, scope)
-        if _is_builtin_call(iterable, "zip", scope):
-            return self.zipped(target, iterable, scope), "tensor"
-        if not isinstance(target, ast.Name):
-            raise Refuse("the loop target is not a plain name")
-        if _is_builtin_call(iterable, "range", scope):
-            return Space(self.range_count(iterable, scope, start=0), index=target.id), "range"
-        value = self.ctx.value(iterable)
-        if isinstance(value, TensorValue):
-            if not isinstance(iterable, (ast.Name, ast.Attribute)):
-                raise Refuse("iterating a computed tensor")
-            if value.dtype is None or value.shape is None or not value.shape or value.device is None:
-                raise Refuse("the iterated tensor's facts are unknown")
-            batch = Batch(self.source.text_of(self.source.span(iterable)), ATOM, value.dtype, tuple(value.shape[1:]),
-                          value.device, grad=value.requires_grad is not False,
-                          row_major=row_ordered(value.shape, value.strides))
-            return Space(value.shape[0], element=target.id, element_batch=batch), "tensor"
-        if isinstance(iterable, ast.Name):
-            element = self.list_element(iterable, scope)
-            if element is not None:
-                batch = Batch(f"{self.torch()}.stack({iterable.id})", ATOM, element.dtype, tuple(element.shape),
-                              element.device, fresh=True, grad=element.requires_grad is not False,
-                              row_major=row_ordered(element.shape, element.strides))
-                return Space(None, element=target.id, element_batch=batch), "list"
-        raise Refuse("not a loop over a tensor, a range or a list of same-shaped tensors")
+    def space_for(self, target: ast.expr, iterable: ast.expr, scope) -> tuple:
+        """(the loop's level, its kind: "range" | "tensor" | "list")."""
+        walker = Walker(self.ctx, scope, self.torch(), self._pure)
+        try:
+            level = walker.level(target, iterable)
+        except Unwalkable as err:
+            raise Refuse(str(err)) from None
+        return level, level.kind
 
-    def range_count(self, call: ast.Call, scope, start: int):
-        """N of ``range(N)`` / ``range(start, N)``, when it is known."""
-        args = call.args
-        if call.keywords or not 1 <= len(args) <= 2:
-            raise Refuse("range with a step")
-        first = args[0] if len(args) == 2 else ast.Constant(0)
-        if not (isinstance(first, ast.Constant) and type(first.value) is int and first.value == start):
-            raise Refuse(f"a range that does not start at {start}")
-        count = self.ctx.value(args[-1])
-        if not (isinstance(count, ScalarValue) and count.kind == "int" and count.value is not None):
-            raise Refuse("the number of iterations is unknown")
-        Translator(self.ctx, scope, Space(count.value), self.default_float).check_pure(args[-1])
-        return count.value
+    def _pure(self, node: ast.expr) -> None:
+        Batcher(self.ctx, self.scope, [], None, "torch").check_pure(node)
 
-    def enumerated(self, target: ast.expr, call: ast.Call, scope) -> tuple[Space, str]:
-        """``for i, v in enumerate(x)``: one walk along ``x`` with its index."""
-        if call.keywords or len(call.args) != 1 or not (isinstance(target, ast.Tuple) and len(target.elts) == 2
-                                                        and isinstance(target.elts[0], ast.Name)):
-            raise Refuse("an `enumerate` with a start, or a target not understood")
-        space, kind = self.space_for(target.elts[1], call.args[0], scope)
-        index = target.elts[0].id
-        if kind != "tensor" or space.index is not None or index in space.names:
-            raise Refuse("`enumerate` of something other than tensors")
-        space.index = index
-        return space, kind
-
-    def zipped(self, target: ast.expr, call: ast.Call, scope) -> Space:
-        """``for a, b in zip(x, y)``: tensors walked together; zip stops at the shortest, so their lengths
-        must be known equal."""
-        if call.keywords or len(call.args) < 2 or not isinstance(target, ast.Tuple) \
-                or len(target.elts) != len(call.args):
-            raise Refuse("a `zip` not understood")
-        space = None
-        for name, iterable in zip(target.elts, call.args):
-            part, kind = self.space_for(name, iterable, scope)
-            if kind != "tensor" or part.index is not None:
-                raise Refuse("`zip` of something other than tensors")
-            if space is None:
-                space = part
-                continue
-            if dims.dim_eq(part.count, space.count) is not True:
-                raise Refuse(f"`zip` of lengths {space.count} and {part.count}, which may differ")
-            if part.names & space.names:
-                raise Refuse("a name bound twice")
-            space.elements.update(part.elements)
-        return space
-
-    def list_element(self, name: ast.Name, scope) -> Optional[TensorValue]:
-        """The facts every element of the list ``name`` shares, when the list is built once and never changed."""
-        owner = scope.owner_of(name.id)
-        if owner is None or len(owner.bindings.get(name.id, ())) != 1 or proof.declared_shared(scope, name.id):
-            return None
-        binding = owner.bindings[name.id][0]
-        value = binding.value
-        element = None
-        if isinstance(value, ast.ListComp) and len(value.generators) == 1 and not value.generators[0].ifs:
-            element = self.ctx.value(value.elt)
-        elif isinstance(value, (ast.List, ast.Tuple)) and value.elts:
-            items = [self.ctx.value(e) for e in value.elts]
-            element = items[0]
-            for item in items[1:]:
-                element = join(element, item)
-        if not isinstance(element, TensorValue) or element.dtype is None or element.shape is None \
-                or element.device is None:
-            return None
-        if not _list_never_changed(_scope_node(owner), name.id, binding.node):
-            return None
-        return element
-
-    def translator(self, space: Space, scope=None, select=None) -> Translator:
-        return Translator(self.ctx, scope or self.scope, space, self.default_float, select)
-
-    def new_row_major(self, vec: Vec) -> Vec:
-        """``vec`` as new memory laid out row-major, as the loop's result is (``torch.empty(N, D)`` filled row by
-        row, ``torch.stack``): a copy where it is the data itself, and where the layout of the data would carry
-        over (``x * 2`` of a transposed ``x`` is column-major too) ``.contiguous()``. Vectorized 1-d, a new
-        tensor is contiguous anyway."""
-        if vec.rank == 0 or vec.row_major:
-            return vec if vec.fresh else replace(vec, text=f"{vec.atom()}.clone()", prec=ATOM, base=None, fresh=True)
-        if vec.fresh:
-            return replace(vec, text=f"{vec.atom()}.contiguous()", prec=ATOM, base=None, row_major=True)
-        # `.contiguous()` of data that is contiguous after all would be the data itself.
-        return replace(vec, text=f"{vec.atom()}.clone(memory_format={self.torch()}.contiguous_format)", prec=ATOM,
-                       base=None, fresh=True, row_major=True)
-
-    @staticmethod
-    def stack_layout(vec: Vec) -> None:
-        """``torch.stack`` of the loop's values is row-major when they have at most 2 dims; with more it keeps a
-        layout they share (channels-last images stack channels-last), unless they are row-major themselves."""
-        if vec.rank >= 3 and not vec.row_major:
-            raise Doubt("the stacked values may not be row-major, and `torch.stack` would keep their layout")
+    def translator(self, space, scope=None) -> Batcher:
+        return Batcher(self.ctx, scope or self.scope, [space], Oracle(self.ctx, getattr(self, "loop", None)),
+                       self.torch())
 
 
 class _LoopMatcher(_Base):
@@ -226,20 +139,57 @@ class _LoopMatcher(_Base):
             accumulation = self.cat_accumulation()
             if accumulation is not None:
                 return accumulation
-            try:
-                space, kind = self.space_for(loop.target, loop.iter, self.scope)
-            except Refuse:
-                return self.extreme_from_second()
-            if len(loop.body) != 1:
-                return None
-            for matcher in (self.preallocated_map, self.grid_map, self.appended_map, self.filtered, self.reduction,
-                            self.running_extreme, self.flag):
-                found = matcher(space, kind)
-                if found is not None:
-                    return found
+            special = self.special()
+            if special is not None:
+                return special
+        except Refuse:
+            pass
+        return self.general()
+
+    def special(self) -> Optional[Match]:
+        """Running max / min and any / all flags: one-statement bodies with their own proofs."""
+        loop = self.loop
+        try:
+            space, kind = self.space_for(loop.target, loop.iter, self.scope)
         except Refuse:
             return None
+        if len(loop.body) != 1:
+            return None
+        if kind == "range" and (space.start != 0 or space.step != 1):
+            return first_hit(self, space, kind) or self.extreme_from_second()
+        for matcher in (self.running_extreme, self.flag, lambda space, kind: first_hit(self, space, kind)):
+            found = matcher(space, kind)
+            if found is not None:
+                return found
         return None
+
+    def general(self) -> Optional[Match]:
+        """Any other loop nest: its body translated statement by statement (``general``)."""
+        from torchwise.vectorize.general import GeneralMatcher
+
+        matcher = GeneralMatcher(self.loop, self.scope, self.ctx)
+        found, reason, code = matcher.run()
+        if found is None:
+            if reason is None:
+                return None
+            message = _FLAGGED.get(code, "loop over tensor elements")
+            return Match(code, f"{message} (no automatic rewrite: {reason})", why_no_fix=reason)
+        source = self.source
+        loop = self.loop
+
+        def build():
+            edits = [rewrite.delete_statement(source, d) for d in found.deletes]
+            lines = list(found.lines)
+            if found.after is not None:
+                after, call, text, prec = found.after
+                direct = getattr(after, "value", None) is call
+                lines.append(rewrite.substitute(source, after, call, text if direct else wrap(text, prec, ATOM)))
+                edits.append(rewrite.replace_statements(source, loop, after, lines, within=True))
+            else:
+                edits.append(rewrite.replace_statements(source, loop, loop, lines, within=True))
+            return edits
+
+        return Match(found.code, found.message, found.title, build)
 
     # -- shared obligations ----------------------------------------------------------------------
     def loop_variable_free(self, *inner: ast.For) -> None:
@@ -259,7 +209,7 @@ class _LoopMatcher(_Base):
             return None
         return init
 
-    def needs_iterations(self, space: Space, kind: str, what: str) -> None:
+    def needs_iterations(self, space: Level, kind: str, what: str) -> None:
         if kind != "list" and not proof.certainly_positive(space.count):
             raise Doubt(f"the loop may run zero times, and then {what}")
 
@@ -277,351 +227,12 @@ class _LoopMatcher(_Base):
             return None
         return Match(code, message, title, build)
 
-    # -- out[i] = f(x[i]) ------------------------------------------------------------------------
-    def preallocated_map(self, space: Space, kind: str) -> Optional[Match]:
-        if space.index is None:
-            return None
-        stmt = self.loop.body[0]
-        index = space.index
-        stores = _subscript_stores(stmt, index)
-        if stores is None:
-            return None
-        out, values, test = stores
-        if out == index or any(proof.mentions(v, out) for v in values) or (test and proof.mentions(test, out)):
-            return None
-        translator = self.translator(space)
-        vec = self.translate_choice(translator, test, values)
-        if not vec.batched or not vec.is_tensor:
-            return None
-        alloc = proof.binding_before(self.ctx, self.loop, out)
-        message = f"loop fills `{out}` one element at a time; vectorized: `{out} = {_short(vec.text)}`"
-
-        return self.finish("TW401", message, f"Vectorize: `{out} = {_short(vec.text, 50)}`",
-                           lambda: self.fill_obligations(out, alloc, vec, translator, (space.count,)))
-
-    def fill_obligations(self, out: str, alloc, vec: Vec, translator: Translator, counts: tuple,
-                         inner: tuple = ()) -> Callable[[], list]:
-        """``out`` is allocated right before the loop and every element is written once (the loops run
-        ``counts`` times over its leading dimensions): the vectorized value replaces both."""
-        self.fresh_output(out, alloc)
-        self.loop_variable_free(*inner)
-        target = self.ctx.value(alloc.value)
-        if not isinstance(target, TensorValue) or target.dtype is None or target.shape is None \
-                or target.device is None or len(target.shape) < len(counts):
-            raise Doubt(f"`{out}`'s dtype, shape or device is unknown")
-        for axis, (size, count) in enumerate(zip(target.shape, counts)):
-            if dims.dim_eq(size, count) is not True:
-                raise Doubt(f"`{out}` has {dims.fmt_dim(size)} {('rows', 'columns')[axis]}, the loop over them "
-                            f"runs {dims.fmt_dim(count)} times")
-        if len(target.shape) >= 2 and layout.is_contiguous(target.shape, target.strides) is not True:
-            raise Doubt(f"`{out}` may not be row-major (`*_like` copies its model's layout), the vectorized result is")
-        element = target.shape[len(counts):]
-        if len(element) != vec.rank or any(dims.dim_eq(a, b) is not True for a, b in zip(element, vec.shape)):
-            raise Doubt(f"each element written has a different shape from an element of `{out}`")
-        if translator.devices != {target.device}:
-            raise Doubt(f"`{out}` is on another device than the data")
-        if vec.dtype != target.dtype:
-            if not vec.exact_cast:
-                raise Doubt("the branches have different dtypes from the output")
-            # A copy (another dtype) laid out as the data is (`preserve_format`).
-            vec = replace(vec, text=f"{vec.atom()}.to({self.torch()}.{target.dtype.short})", prec=ATOM, base=None,
-                          fresh=True, dtype=target.dtype)
-        text = self.new_row_major(vec).text
-
-        def build():
-            return [rewrite.delete_statement(self.source, alloc),
-                    rewrite.replace_statements(self.source, self.loop, self.loop, [f"{out} = {text}"])]
-        return build
-
-    def fresh_output(self, out: str, alloc) -> None:
-        """Nothing but ``out`` refers to its memory: no value the loop reads can change as it writes."""
-        if alloc is None or not self._fresh_allocation(alloc.value):
-            raise Doubt(f"`{out}` is not freshly allocated right before the loop")
-        if not rewrite.stands_alone(self.source, alloc):
-            raise Doubt(f"`{out}`'s allocation shares its line")
-        self.not_shared(out, alloc)
-
-    # -- for i: for j: out[i, j] = f(a[i], b[j], m[i, j]) -----------------------------------------
-    def grid_map(self, space: Space, kind: str) -> Optional[Match]:
-        inner = self.loop.body[0]
-        if space.index is None or not isinstance(inner, ast.For) or inner.orelse or len(inner.body) != 1:
-            return None
-        if any(proof.mentions(inner.iter, name) for name in space.names):
-            return None  # a triangle, or a walk along the outer element
-        inner_space, _ = self.space_for(inner.target, inner.iter, self.scope)
-        stores = _grid_stores(inner.body[0])
-        if inner_space.index is None or inner_space.names & space.names or stores is None:
-            return None
-        base, indices, values, test = stores
-        out = base.id
-        levels = {space.index: space, inner_space.index: inner_space}
-        if set(indices) != set(levels) or out in space.names | inner_space.names \
-                or any(proof.mentions(v, out) for v in values) or (test is not None and proof.mentions(test, out)):
-            return None
-        rows, cols = levels[indices[0]], levels[indices[1]]
-        translator = GridTranslator(self.ctx, self.scope, Grid(rows, cols), self.default_float)
-        vec = self.translate_choice(translator, test, values)
-        if not vec.batched or not vec.is_tensor:
-            return None
-        alloc = proof.binding_before(self.ctx, self.loop, out)
-        if len(translator.axes) == 1:
-            return self.broadcast_fill(base, alloc, vec, translator, (rows.count, cols.count), inner)
-        vec = self._outer(translator, test, values, vec)
-        message = f"nested loops fill `{out}` one element at a time; vectorized: `{out} = {_short(vec.text)}`"
-
-        def obligations():
-            if not translator.layout_known:
-                raise Doubt("a matrix read may not be row-major, and the result would take its layout")
-            return self.fill_obligations(out, alloc, vec, translator, (rows.count, cols.count), (inner,))
-
-        return self.finish("TW401", message, f"Vectorize: `{out} = {_short(vec.text, 50)}`", obligations)
-
-    def broadcast_fill(self, base: ast.Name, alloc, vec: Vec, translator: Translator, counts: tuple,
-                       inner: ast.For) -> Optional[Match]:
-        """Each value depends on one index only (``out[i, j] = a[i] * 2``): one broadcasting write into
-        ``out`` itself does what the loops do, cast included (both go through ``copy_``)."""
-        out = base.id
-        text = f"{out}[:] = {vec.text}"
-        message = f"nested loops fill `{out}` one element at a time; vectorized: `{_short(text)}`"
-
-        def obligations():
-            self.fresh_output(out, alloc)
-            self.loop_variable_free(inner)
-            target = self.ctx.value(base)
-            if not isinstance(target, TensorValue) or target.dtype is None or target.shape is None \
-                    or len(target.shape) != 2 \
-                    or any(dims.dim_eq(a, b) is not True for a, b in zip(target.shape, counts)):
-                raise Doubt(f"`{out}` may not have exactly the shape the loops walk")
-            if translator.devices - {target.device}:
-                raise Doubt(f"`{out}` is on another device than the data")
-            if vec.dtype != target.dtype and not vec.exact_cast:
-                raise Doubt("the branches have different dtypes from the output")
-            return self._replace_loop([text])
-
-        return self.finish("TW401", message, f"Vectorize: `{_short(text, 50)}`", obligations)
-
-    def _outer(self, translator: GridTranslator, test, values, vec: Vec) -> Vec:
-        """``a[i] * b[j]`` of two vectors is ``torch.outer(a, b)``."""
-        value = values[0]
-        if test is not None or not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)):
-            return vec
-        sides = [translator.leaves.get(v) for v in (value.left, value.right)]
-        if None in sides or {axis for axis, _ in sides} != {0, 1}:
-            return vec
-        (_, a), (_, b) = sorted(sides)
-        return replace(vec, text=f"{self.torch()}.outer({a}, {b})", prec=ATOM, base=None, fresh=True)
-
-    def translate_choice(self, translator: Translator, test, values) -> Vec:
-        if test is None:
-            return translator(values[0])
-        cond, body, orelse = translator(test), translator(values[0]), translator(values[1])
-        return translator.where(cond, body, orelse, values, python_choice=True)
-
     def _fresh_factory(self, value: ast.expr) -> bool:
         """A new tensor nothing else refers to (a view of the data, added to in place, would change the data)."""
         return isinstance(value, ast.Call) and self.scope.qualname(value.func) in _FRESH_FACTORIES
 
-    def _fresh_allocation(self, value: ast.expr) -> bool:
-        if not isinstance(value, ast.Call) or self.scope.qualname(value.func) not in _ALLOCATORS:
-            return False
-        if any(k.arg not in ("dtype", "device") for k in value.keywords):
-            return False
-        try:
-            checker = self.translator(Space(0))
-            for arg in [*value.args, *(k.value for k in value.keywords)]:
-                checker.check_pure(arg)
-        except Refuse:
-            return False
-        return True
-
-    # -- res.append(f(x[i])); torch.stack(res) ---------------------------------------------------
-    def appended_map(self, space: Space, kind: str) -> Optional[Match]:
-        appends = _appends(self.loop.body[0])
-        if appends is None:
-            return None
-        name, values, test = appends
-        if name in space.names or any(proof.mentions(v, name) for v in values) \
-                or (test is not None and proof.mentions(test, name)):
-            return None
-        stacked = self.stacked_after(name)
-        if stacked is None:
-            return None
-        after, call, init = stacked
-        translator = self.translator(space)
-        vec = self.translate_choice(translator, test, values)
-        if not vec.batched or not vec.is_tensor or not vec.exact_cast:
-            return None
-        if kind == "list" and sum(proof.count_mentions(v, space.element) for v in values) != 1:
-            return None  # stacking the list once per use would be worse than the loop
-        code = "TW406" if kind == "list" else "TW401"
-        laid = self.new_row_major(vec)
-        text = laid.text
-        if code == "TW406":
-            message = f"loop applies the same tensor ops to each item of `{self.loop.iter.id}`; " \
-                      f"on the stacked batch: `{_short(text)}`"
-        else:
-            message = f"loop builds a list one element at a time, then stacks it; vectorized: `{_short(text)}`"
-
-        def obligations():
-            self.needs_iterations(space, kind, "`torch.stack([])` raises where the vectorized code would not")
-            self.loop_variable_free()
-            self.stack_layout(vec)
-            return self.stack_edits(after, call, init, text, laid.prec)
-
-        return self.finish(code, message, f"Vectorize: `{_short(text, 50)}`", obligations)
-
-    def stacked_after(self, name: str):
-        """The statement right after the loop that stacks the list ``name``: (statement, the call, ``name = []``)."""
-        init = proof.binding_before(self.ctx, self.loop, name)
-        if init is None or not (isinstance(init.value, ast.List) and not init.value.elts):
-            return None
-        after = proof.next_statement(self.ctx, self.loop)
-        if after is None or proof.count_mentions(after, name) != 1:
-            return None
-        call = next((n for n in ast.walk(after) if isinstance(n, ast.Call) and len(n.args) == 1
-                     and isinstance(n.args[0], ast.Name) and n.args[0].id == name), None)
-        if call is None or self.scope.qualname(call.func) != "torch.stack":
-            return None
-        if any(not (k.arg == "dim" and isinstance(k.value, ast.Constant) and k.value.value == 0)
-               for k in call.keywords):
-            return None
-        # Every other use of the list would see a list, not a tensor.
-        uses = sum(1 for n in proof.own_nodes(self.scope_node) if isinstance(n, ast.Name) and n.id == name)
-        expected = 1 + proof.count_mentions(self.loop, name) + 1
-        if uses != expected or proof.captured(self.scope_node, name) or proof.declared_shared(self.scope, name):
-            return None
-        if not rewrite.stands_alone(self.source, init):
-            return None
-        return after, call, init
-
-    def stack_edits(self, after: ast.stmt, call: ast.Call, init: ast.stmt, text: str, prec: int):
-        direct = getattr(after, "value", None) is call
-        replacement = text if direct else wrap(text, prec, ATOM)
-
-        def build():
-            new = rewrite.substitute(self.source, after, call, replacement)
-            return [rewrite.delete_statement(self.source, init),
-                    rewrite.replace_statements(self.source, self.loop, after, [new])]
-        return build
-
-    # -- if cond(x): res.append(x); torch.stack(res) -----------------------------------------------
-    def filtered(self, space: Space, kind: str) -> Optional[Match]:
-        stmt = self.loop.body[0]
-        if not (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1):
-            return None
-        appends = _appends(stmt.body[0])
-        if appends is None or appends[2] is not None or kind == "list":
-            return None
-        name, (value,), _ = appends
-        if name in space.names or proof.mentions(value, name) or proof.mentions(stmt.test, name):
-            return None
-        stacked = self.stacked_after(name)
-        if stacked is None:
-            return None
-        after, call, init = stacked
-        cond = self.translator(space)(stmt.test)
-        if not (cond.batched and cond.dtype is DType.bool and cond.rank == 0):
-            return None
-        mask = cond.text
-        translator = self.translator(space, select=lambda text, prec: (f"{wrap(text, prec, ATOM)}[{mask}]", ATOM))
-        vec = translator(value)
-        if not vec.batched or not vec.is_tensor:
-            return None
-        laid = self.new_row_major(vec)
-        message = f"filter loop over tensor elements; a boolean mask selects them in one op: `{_short(laid.text)}`"
-
-        def obligations():
-            self.loop_variable_free()
-            self.stack_layout(vec)
-            return self.stack_edits(after, call, init, laid.text, laid.prec)
-
-        return self.finish("TW403", message, f"Vectorize: `{_short(laid.text, 50)}`", obligations)
-
-    # -- s += f(x[i]); if cond: count += 1 -----------------------------------------------------------
-    def reduction(self, space: Space, kind: str) -> Optional[Match]:
-        if kind == "list":
-            return None
-        stmt = self.loop.body[0]
-        if isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1:
-            return self.count(space, stmt)
-        found = _accumulation(stmt)
-        if found is None:
-            return None
-        name, value, augmented = found
-        if name in space.names or proof.mentions(value, name):
-            return None
-        init = proof.binding_before(self.ctx, self.loop, name)
-        start = self.ctx.value(init.value) if init is not None else None
-        translator = self.translator(space)
-        vec = translator(value)
-        if not (vec.batched and vec.is_tensor and vec.exact_cast):
-            return None
-        total = self._sum_text(translator, value, vec)
-        message = f"reduction loop adds one element at a time; vectorized: `{name} += {_short(total)}`"
-
-        def obligations():
-            if vec.dtype not in _SUM_DTYPES:
-                raise Doubt(f"adding {vec.dtype.short} values one at a time rounds differently from one sum")
-            self.loop_variable_free()
-            if isinstance(start, ScalarValue) and start.kind in ("int", "float"):
-                self.needs_iterations(space, kind, f"`{name}` would stay a Python number")
-                zero = isinstance(init.value, ast.Constant) and init.value.value == 0 \
-                    and not isinstance(init.value.value, bool)
-                if zero and self.deletable(init) is not None:
-                    return self._replace_loop([f"{name} = {total}"], delete=init)
-            elif isinstance(start, TensorValue) and self._fresh_factory(init.value) and start.dtype == vec.dtype \
-                    and start.shape is not None \
-                    and len(start.shape) == vec.rank \
-                    and all(dims.dim_eq(a, b) is True for a, b in zip(start.shape, vec.shape)):
-                pass  # added in place (or not) exactly as the loop does
-            else:
-                raise Doubt(f"the starting value of `{name}` is unknown")
-            line = f"{name} += {total}" if augmented else f"{name} = {name} + {total}"
-            return self._replace_loop([line])
-
-        return self.finish("TW405", message, f"Vectorize: `{name} += {_short(total, 50)}`", obligations)
-
-    def _sum_text(self, translator: Translator, value: ast.expr, vec: Vec) -> str:
-        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
-            left, right = translator(value.left), translator(value.right)
-            if left.base and right.base and left.rank == 0 and right.rank == 0 and left.dtype == right.dtype \
-                    and is_floating(left.dtype):
-                return f"{left.base} @ {right.base}"
-        return f"{vec.atom()}.sum()" if vec.rank == 0 else f"{vec.atom()}.sum(0)"
-
-    def count(self, space: Space, stmt: ast.If) -> Optional[Match]:
-        found = _accumulation(stmt.body[0])
-        if found is None:
-            return None
-        name, step, augmented = found
-        if not (isinstance(step, ast.Constant) and type(step.value) is int) or proof.mentions(stmt.test, name) \
-                or name in space.names:
-            return None
-        init = proof.binding_before(self.ctx, self.loop, name)
-        start = self.ctx.value(init.value) if init is not None else None
-        if not (isinstance(start, ScalarValue) and start.kind in ("int", "float")):
-            return None
-        cond = self.translator(space)(stmt.test)
-        if not (cond.batched and cond.dtype is DType.bool and cond.rank == 0):
-            return None
-        if self.scope.owner_of("int") is not None:
-            return None
-        counted = f"int({wrap(cond.text, cond.prec, ATOM)}.sum())"
-        if step.value != 1:
-            counted = f"{step.value} * {counted}"
-        message = f"counting loop tests one element at a time; vectorized: `{name} += {_short(counted)}`"
-
-        def obligations():
-            self.loop_variable_free()
-            zero = isinstance(init.value, ast.Constant) and type(init.value.value) is int and init.value.value == 0
-            if zero and self.deletable(init) is not None:
-                return self._replace_loop([f"{name} = {counted}"], delete=init)
-            return self._replace_loop([f"{name} += {counted}" if augmented else f"{name} = {name} + {counted}"])
-
-        return self.finish("TW405", message, f"Vectorize: `{name} += {_short(counted, 50)}`", obligations)
-
     # -- if v > m: m = v; m = max(m, v); m = torch.maximum(m, v) ---------------------------------------
-    def running_extreme(self, space: Space, kind: str, from_second: bool = False) -> Optional[Match]:
+    def running_extreme(self, space: Level, kind: str, from_second: bool = False) -> Optional[Match]:
         ex = _extreme(self.loop.body[0], self.scope)
         if kind == "list" or ex is None or ex.name in space.names or proof.mentions(ex.element, ex.name):
             return None
@@ -667,7 +278,7 @@ class _LoopMatcher(_Base):
 
         return self.finish("TW405", message, f"Vectorize: `{_short(lines[-1], 50)}`", obligations)
 
-    def _extreme_lines(self, ex: "_Extreme", vec: Vec, init, whole: Optional[str]) -> tuple:
+    def _extreme_lines(self, ex: "_Extreme", vec, init, whole: Optional[str]) -> tuple:
         """The rewrite, and the rewrite to use where the starting value's statement has to stay."""
         arg, total = "arg" + ex.which, f"{vec.atom()}.{ex.which}()"
         if ex.tracked is not None:
@@ -689,7 +300,7 @@ class _LoopMatcher(_Base):
             return kept, kept
         return [f"{ex.name} = {ex.which}({self.source.text_of(self.source.span(init.value))}, {chosen})"], kept
 
-    def _comparisons_exact(self, ex: "_Extreme", vec: Vec) -> None:
+    def _comparisons_exact(self, ex: "_Extreme", vec) -> None:
         """A Python comparison loop equals `argmax`-indexing only for integers and the first of ties."""
         arg = "arg" + ex.which
         if is_floating(vec.dtype):
@@ -733,13 +344,21 @@ class _LoopMatcher(_Base):
         """``m = x[0]; for i in range(1, N): if x[i] > m: m = x[i]`` is the same walk from 0."""
         loop = self.loop
         if not (isinstance(loop.target, ast.Name) and _is_builtin_call(loop.iter, "range", self.scope)
-                and len(loop.body) == 1):
+                and len(loop.body) == 1 and len(loop.iter.args) == 2 and not loop.iter.keywords):
             return None
-        count = self.range_count(loop.iter, self.scope, start=1)
-        return self.running_extreme(Space(count, index=loop.target.id), "range", from_second=True)
+        start, stop = loop.iter.args
+        if not (isinstance(start, ast.Constant) and type(start.value) is int and start.value == 1):
+            return None
+        count = self.ctx.value(stop)
+        if not (isinstance(count, ScalarValue) and count.kind == "int" and count.value is not None):
+            return None
+        self._pure(stop)
+        text = self.source.text_of(self.source.span(stop))
+        level = Level(count.value, text, index=loop.target.id, arange=f"arange({text})")
+        return self.running_extreme(level, "range", from_second=True)
 
     # -- found = False; for v in t: if cond(v): found = True (; break) --------------------------------
-    def flag(self, space: Space, kind: str) -> Optional[Match]:
+    def flag(self, space: Level, kind: str) -> Optional[Match]:
         stmt = self.loop.body[0]
         if kind == "list" or not (isinstance(stmt, ast.If) and not stmt.orelse and 1 <= len(stmt.body) <= 2):
             return None
@@ -846,65 +465,37 @@ class _CallMatcher(_Base):
         self.call = call
 
     def run(self) -> Optional[Match]:
-        try:
-            if isinstance(self.call.func, ast.Name):
-                return self.builtin()
-            return self.comprehension()
-        except Refuse:
-            return None
+        if isinstance(self.call, ast.Call) and isinstance(self.call.func, ast.Name):
+            try:
+                found = self.builtin()
+            except Refuse:
+                found = None
+            if found is not None:
+                return found
+        return self.comprehension_general()
 
-    # -- torch.tensor([f(x) for x in t]), torch.stack([...]) -----------------------------------------
-    def comprehension(self) -> Optional[Match]:
-        call = self.call
-        qualname = self.scope.qualname(call.func)
-        if qualname not in ("torch.tensor", "torch.stack") or len(call.args) != 1 \
-                or not isinstance(call.args[0], ast.ListComp) or call.keywords:
+    def comprehension_general(self) -> Optional[Match]:
+        """Comprehensions and ``map`` consumed by one call (``calls``), on the general batching core."""
+        from torchwise.vectorize.calls import ComprehensionMatcher, worth_a_look
+        from torchwise.vectorize.general import GeneralMatcher
+
+        if not worth_a_look(self.call):
             return None
-        comp = call.args[0]
-        if len(comp.generators) != 1 or comp.generators[0].is_async or len(comp.generators[0].ifs) > 1:
-            return None
-        generator = comp.generators[0]
-        inner = self.ctx.index.scope_of_node.get(comp, self.scope)
-        space, kind = self.space_for(generator.target, generator.iter, self.scope)
-        if kind == "list" and qualname == "torch.tensor":
-            return None
-        select = None
-        if generator.ifs:
-            cond = self.translator(space, inner)(generator.ifs[0])
-            if not (cond.batched and cond.dtype is DType.bool and cond.rank == 0):
+        helper = GeneralMatcher(_statement_of(self.ctx, self.call) or self.ctx.tree.body[0], self.scope, self.ctx)
+        found, reason = ComprehensionMatcher(self.call, self.scope, self.ctx, helper).run()
+        if found is None:
+            if reason is None:
                 return None
-            mask = cond.text
-            select = lambda text, prec: (f"{wrap(text, prec, ATOM)}[{mask}]", ATOM)  # noqa: E731
-        translator = self.translator(space, inner, select)
-        vec = translator(comp.elt)
-        if not (vec.batched and vec.is_tensor and vec.exact_cast):
-            return None
-        if kind == "list" and proof.count_mentions(comp.elt, space.element) != 1:
-            return None
-        laid = self.new_row_major(vec) if qualname == "torch.stack" else vec
-        text = laid.text if laid.fresh else f"{laid.atom()}.clone()"
-        function = qualname.split(".")[1]
-        message = f"`torch.{function}` of a list built element by element; vectorized: `{_short(text)}`"
-        try:
-            if function == "tensor":
-                if vec.rank != 0:
-                    return None  # torch.tensor of non-scalars raises: TW106's business
-                if vec.device != "cpu":
-                    raise Doubt("`torch.tensor` makes a CPU tensor")
-                if translator.grad:
-                    raise Doubt("`torch.tensor` cuts the autograd graph the vectorized code would keep")
-                if vec.dtype != self.default_float and (select is not None
-                                                        or not proof.certainly_positive(space.count)):
-                    raise Doubt("an empty list gives the default dtype, not the elements'")
-            else:
-                self.stack_layout(vec)
-                if select is None and kind != "list" and not proof.certainly_positive(space.count):
-                    raise Doubt("the list may be empty, and `torch.stack([])` raises")
-        except Doubt as doubt:
-            return Match("TW404", f"{message} (no automatic rewrite: {doubt})", why_no_fix=str(doubt))
-        replacement = text if self._standalone_value() else wrap(text, laid.prec if laid.fresh else ATOM, ATOM)
-        return Match("TW404", message, f"Vectorize: `{_short(text, 50)}`",
-                     lambda: [rewrite.replace_node(self.source, call, replacement)])
+            code = "TW404" if not (isinstance(self.call, ast.Call) and isinstance(self.call.func, ast.Name)) \
+                else "TW407"
+            return Match(code, f"{_FLAGGED_CALLS[code]} (no automatic rewrite: {reason})", why_no_fix=reason)
+        node, source = self.call, self.source
+        replacement = found.text if self._standalone_value() else wrap(found.text, found.prec, ATOM)
+
+        def build():
+            edits = [rewrite.delete_statement(source, d) for d in found.deletes]
+            return edits + [rewrite.replace_node(source, node, replacement)]
+        return Match(found.code, found.message, f"Vectorize: `{_short(found.text, 50)}`", build)
 
     def _standalone_value(self) -> bool:
         place_stmt = _statement_of(self.ctx, self.call)
@@ -972,15 +563,6 @@ class _CallMatcher(_Base):
 
 
 # -- syntactic helpers -------------------------------------------------------------------------------
-def _scope_node(scope):
-    node = scope.node
-    while isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.ClassDef)) \
-            and scope.parent is not None:
-        scope = scope.parent
-        node = scope.node
-    return node
-
-
 def _is_builtin_call(node: ast.expr, name: str, scope) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name \
         and scope.owner_of(name) is None
@@ -995,31 +577,6 @@ def _has_io(loop: ast.For) -> bool:
     return False
 
 
-def _subscript_stores(stmt: ast.stmt, index: str):
-    """``out[i] = v`` -> (out, [v], None); ``if c: out[i] = a else: out[i] = b`` -> (out, [a, b], c)."""
-    def store(s):
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Subscript):
-            target = s.targets[0]
-            if isinstance(target.value, ast.Name) and isinstance(target.slice, ast.Name) \
-                    and target.slice.id == index:
-                return target.value.id, s.value
-        return None
-    return _one_or_both_branches(stmt, store)
-
-
-def _one_or_both_branches(stmt: ast.stmt, match):
-    """``match(stmt)`` -> (name, [value], None), or for an ``if``/``else`` whose two branches each are one
-    statement matching for the same name: (name, [value if true, value if false], the test)."""
-    found = match(stmt)
-    if found is not None:
-        return found[0], [found[1]], None
-    if isinstance(stmt, ast.If) and len(stmt.body) == 1 and len(stmt.orelse) == 1:
-        a, b = match(stmt.body[0]), match(stmt.orelse[0])
-        if a is not None and b is not None and a[0] == b[0]:
-            return a[0], [a[1], b[1]], stmt.test
-    return None
-
-
 def _number_literal(node: ast.expr) -> bool:
     """``3``, ``-2.5``, ``True``: a starting value that can move into the rewrite."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
@@ -1029,25 +586,6 @@ def _number_literal(node: ast.expr) -> bool:
 
 def _target_names(target: ast.expr) -> list:
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
-
-
-def _grid_stores(stmt: ast.stmt):
-    """``out[i, j] = v`` / ``out[i][j] = v`` -> (out, (i, j), [v], None); with ``if``/``else`` -> (.., [a, b], c)."""
-    def store(s):
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Subscript):
-            base, indices = grid_indices(s.targets[0])
-            if isinstance(base, ast.Name) and len(indices) == 2 and indices[0] != indices[1]:
-                return base, indices, s.value
-        return None
-
-    found = store(stmt)
-    if found is not None:
-        return found[0], found[1], [found[2]], None
-    if isinstance(stmt, ast.If) and len(stmt.body) == 1 and len(stmt.orelse) == 1:
-        a, b = store(stmt.body[0]), store(stmt.orelse[0])
-        if a is not None and b is not None and (a[0].id, a[1]) == (b[0].id, b[1]):
-            return a[0], a[1], [a[2], b[2]], stmt.test
-    return None
 
 
 def _is_name(node: ast.AST, name: str) -> bool:
@@ -1128,33 +666,6 @@ def _compared_extreme(stmt: ast.If) -> Optional[_Extreme]:
     return None
 
 
-def _appends(stmt: ast.stmt):
-    """``res.append(v)`` -> (res, [v], None); ``if c: res.append(a) else: res.append(b)`` -> (res, [a, b], c)."""
-    def append(s):
-        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
-                and s.value.func.attr == "append" and isinstance(s.value.func.value, ast.Name) \
-                and len(s.value.args) == 1 and not s.value.keywords \
-                and not isinstance(s.value.args[0], ast.Starred):
-            return s.value.func.value.id, s.value.args[0]
-        return None
-    return _one_or_both_branches(stmt, append)
-
-
-def _accumulation(stmt: ast.stmt):
-    """``s += v`` -> (s, v, True); ``s = s + v`` / ``s = v + s`` -> (s, v, False)."""
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
-        return stmt.target.id, stmt.value, True
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-            and isinstance(stmt.value, ast.BinOp) and isinstance(stmt.value.op, ast.Add):
-        name = stmt.targets[0].id
-        left, right = stmt.value.left, stmt.value.right
-        if isinstance(left, ast.Name) and left.id == name:
-            return name, right, False
-        if isinstance(right, ast.Name) and right.id == name:
-            return name, left, False
-    return None
-
-
 def _body_statements(body: list):
     """The loop body's statements, into ``if``/``with`` blocks but not into nested loops or functions."""
     for stmt in body:
@@ -1183,7 +694,7 @@ def _cat_of_itself(stmt: ast.stmt, scope) -> Optional[ast.Call]:
 
 def _mutation_free(body: list, scope, ctx, skip: ast.stmt) -> bool:
     """No statement of the loop can change a tensor in place (so a collected piece stays as it was)."""
-    translator = Translator(ctx, scope, Space(0), ctx.facts.default_float)
+    checker = Batcher(ctx, scope, [], None, "torch")
     for stmt in body:
         for node in ast.walk(stmt):
             if node is skip:
@@ -1199,53 +710,27 @@ def _mutation_free(body: list, scope, ctx, skip: ast.stmt) -> bool:
         try:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.expr) and node is not skip:
-                    translator.check_pure(node)
+                    checker.check_pure(node)
         except Refuse:
             return False
     return True
 
 
-def _list_never_changed(scope_node: ast.AST, name: str, binding: ast.AST) -> bool:
-    """Every use of the list ``name`` only reads it: iterated, ``len``-ed, stacked or concatenated."""
-    parents = {}
-    for node in proof.own_nodes(scope_node):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
-    if proof.captured(scope_node, name):
-        return False
-    for node in proof.own_nodes(scope_node):
-        if not (isinstance(node, ast.Name) and node.id == name):
-            continue
-        if isinstance(node.ctx, ast.Store):
-            if parents.get(node) is not binding:
-                return False
-            continue
-        parent = parents.get(node)
-        if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node:
-            continue
-        if isinstance(parent, ast.Call) and node in parent.args and isinstance(parent.func, (ast.Name, ast.Attribute)):
-            func = parent.func
-            callee = func.id if isinstance(func, ast.Name) else func.attr
-            if callee in ("len", "stack", "cat"):
-                continue
-        return False
-    return True
-
-
 def _statement_of(ctx, node: ast.AST) -> Optional[ast.stmt]:
-    """The innermost statement containing ``node``."""
-    best = None
-    for stmt in ctx.__dict__.setdefault("_vectorize_statements", None) or _all_statements(ctx):
-        if stmt.lineno <= node.lineno and node.end_lineno <= stmt.end_lineno:
-            for sub in ast.walk(stmt):
-                if sub is node:
-                    if best is None or (stmt.lineno >= best.lineno and stmt.end_lineno <= best.end_lineno):
-                        best = stmt
-                    break
-    return best
-
-
-def _all_statements(ctx) -> list:
-    statements = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.stmt)]
-    ctx.__dict__["_vectorize_statements"] = statements
-    return statements
+    """The innermost statement containing ``node``: down from the module by line ranges (cheap per call)."""
+    start = (node.lineno, node.col_offset)
+    end = (node.end_lineno, node.end_col_offset)
+    block, found = ctx.tree.body, None
+    while True:
+        inner = None
+        for stmt in block:
+            if (stmt.lineno, stmt.col_offset) <= start and end <= (stmt.end_lineno, stmt.end_col_offset):
+                inner = stmt
+                break
+        if inner is None:
+            return found
+        found = inner
+        block = [s for field in ("body", "orelse", "finalbody") for s in getattr(inner, field, None) or ()
+                 if isinstance(s, ast.stmt)]
+        block += [s for handler in getattr(inner, "handlers", ()) or () for s in handler.body]
+        block += [s for case in getattr(inner, "cases", ()) or () for s in case.body]

@@ -187,3 +187,102 @@ def fresh_name(tree: ast.Module, wanted: str) -> str:
     while name in taken:
         name, k = f"{wanted}{k}", k + 1
     return name
+
+
+def scope_node(scope):
+    """The function or module whose code holds ``scope`` (comprehensions, lambdas and classes are looked through)."""
+    node = scope.node
+    while isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.ClassDef)) \
+            and scope.parent is not None:
+        scope = scope.parent
+        node = scope.node
+    return node
+
+
+def _single_binding(scope, name: str):
+    owner = scope.owner_of(name)
+    if owner is None or len(owner.bindings.get(name, ())) != 1 or declared_shared(scope, name):
+        return None, None
+    return owner, owner.bindings[name][0]
+
+
+def list_element(ctx, scope, name: ast.Name):
+    """(what every element is, the length or None) of the list ``name`` of same-shaped tensors, when the
+    list is built once and never changed."""
+    from torchwise.analysis.values import TensorValue, join
+
+    owner, binding = _single_binding(scope, name.id)
+    if binding is None:
+        return None
+    value = binding.value
+    element, length = None, None
+    if isinstance(value, ast.ListComp) and len(value.generators) == 1 and not value.generators[0].ifs:
+        element = ctx.value(value.elt)
+        length = _walk_length(ctx, value.generators[0].iter)
+    elif isinstance(value, (ast.List, ast.Tuple)) and value.elts and \
+            not any(isinstance(e, ast.Starred) for e in value.elts):
+        items = [ctx.value(e) for e in value.elts]
+        element = items[0]
+        for item in items[1:]:
+            element = join(element, item)
+        length = len(value.elts)
+    if not isinstance(element, TensorValue) or element.dtype is None or element.shape is None \
+            or element.device is None:
+        return None
+    if not list_never_changed(scope_node(owner), name.id, binding.node):
+        return None
+    return element, length
+
+
+def _walk_length(ctx, iterable: ast.expr):
+    """How many items ``for _ in iterable`` makes, when that is certain (``range(n)``, a known list)."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range" \
+            and len(iterable.args) == 1 and not iterable.keywords:
+        from torchwise.analysis.values import ScalarValue
+
+        count = ctx.value(iterable.args[0])
+        if isinstance(count, ScalarValue) and count.kind == "int" and count.value is not None:
+            return count.value
+        if isinstance(iterable.args[0], ast.Constant) and type(iterable.args[0].value) is int:
+            return iterable.args[0].value
+    if isinstance(iterable, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in iterable.elts):
+        return len(iterable.elts)
+    return None
+
+
+def list_never_changed(node: ast.AST, name: str, binding: ast.AST) -> bool:
+    """Every use of the list ``name`` only reads it: iterated, ``len``-ed, indexed, stacked or concatenated."""
+    parents = {}
+    for parent in own_nodes(node):
+        for child in ast.iter_child_nodes(parent):
+            parents[child] = parent
+    if captured(node, name):
+        return False
+    for sub in own_nodes(node):
+        if not (isinstance(sub, ast.Name) and sub.id == name):
+            continue
+        if isinstance(sub.ctx, ast.Store):
+            if parents.get(sub) is not binding:
+                return False
+            continue
+        parent = parents.get(sub)
+        if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is sub:
+            continue
+        if isinstance(parent, ast.Subscript) and parent.value is sub and isinstance(parent.ctx, ast.Load):
+            continue
+        if isinstance(parent, ast.Call) and sub in parent.args and isinstance(parent.func, (ast.Name, ast.Attribute)):
+            func = parent.func
+            callee = func.id if isinstance(func, ast.Name) else func.attr
+            if callee in ("len", "stack", "cat", "tensor", "zip", "enumerate", "reversed"):
+                continue
+        return False
+    return True
+
+
+def list_stable(ctx, scope, name: str) -> bool:
+    """The list ``name`` is bound once (an assignment or a parameter) and only ever read: its items at the loop
+    are the ones it was made with (the engine's facts about them hold)."""
+    owner = scope.owner_of(name)
+    if owner is None or len(owner.bindings.get(name, ())) != 1 or declared_shared(scope, name):
+        return False
+    return list_never_changed(scope_node(owner), name, owner.bindings[name][0].node)

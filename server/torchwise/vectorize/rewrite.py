@@ -55,10 +55,17 @@ def _lines_span(source: SourceFile, first: ast.stmt, last: ast.stmt) -> tuple[Sp
     return Span(Position(first.lineno - 1, 0), Position(end_line, len(line))), False
 
 
-def replace_statements(source: SourceFile, first: ast.stmt, last: ast.stmt, new_lines: list[str]) -> Edit:
-    """Replace the lines of ``first..last`` with ``new_lines`` (unindented), keeping their comments above."""
+def replace_statements(source: SourceFile, first: ast.stmt, last: ast.stmt, new_lines: list[str],
+                       within: bool = False) -> Edit:
+    """Replace the lines of ``first..last`` with ``new_lines`` (unindented), keeping their comments above.
+    ``within``: the edit ends where ``last``'s line ends (its line break stays), so that it lies inside the
+    statements' block even when ``last`` ends it (the benchmark finds the region by the block it is in)."""
     indent = indent_of(source, first)
     span, newline = _lines_span(source, first, last)
+    if within and new_lines and newline:
+        end_line = last.end_lineno - 1
+        span = Span(span.start, Position(end_line, len(source.lines[end_line].rstrip("\r\n"))))
+        newline = False
     kept = [f"{indent}{c}" for c in comments_in(source, first.lineno - 1, last.end_lineno - 1)]
     lines = kept + [f"{indent}{line}" if line else "" for line in new_lines]
     text = "\n".join(lines)

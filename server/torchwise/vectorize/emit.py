@@ -1,0 +1,1179 @@
+"""From a translated loop body (``body.Body``) to the rewrite: the new statements, and what they replace.
+
+Each write of the body becomes one statement after the proofs that only the loop can discharge:
+
+- a ``Store`` that covers a freshly allocated output exactly once replaces the allocation (``out = V``, cast to
+  its dtype, laid out row-major as the loop leaves it); otherwise it writes in place (``out[1:-1] = V``,
+  ``X[:] = V``, ``out[torch.arange(n), labels] = V``, masked under a condition: ``out[c] = V[c]``);
+- an ``Append`` becomes the value of the statement that stacks, concatenates or converts the list;
+- an ``Accumulate`` becomes one reduction over the loop dims (``s += V.sum()``, ``n += int(c.sum())``,
+  ``total += V.sum(dtype=torch.float64).item()`` for Python floats);
+- a ``Scatter`` becomes ``index_put_(..., accumulate=True)`` (duplicate indices add up, negative ones wrap,
+  out-of-range ones raise: as the loop does);
+- an ``InPlaceScan`` becomes ``x.cumsum_(0)``.
+
+``Doubt`` is raised where the pattern is certain but one obligation cannot be shown: the loop is flagged
+with that reason and no fix.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, replace
+from typing import Optional
+
+from torchwise.analysis import dims, layout
+from torchwise.analysis.dtypes import DType, is_floating, is_integral
+from torchwise.analysis.values import ScalarValue, TensorValue
+from torchwise.vectorize import proof, rewrite
+from torchwise.vectorize.vec import Vec, _certain, _known, _shaped
+from torchwise.vectorize.body import Accumulate, Append, Body, InPlaceScan, Scatter, Store
+from torchwise.vectorize.expr import ATOM, TERM, Inherent, Refuse, wrap
+
+_ALLOCATORS = frozenset({"torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_like",
+                         "torch.zeros_like", "torch.ones_like", "torch.full_like"})
+_FRESH_FACTORIES = _ALLOCATORS | {"torch.tensor", "torch.randn", "torch.rand", "torch.arange", "torch.randint"}
+_SUM_DTYPES = frozenset({DType.float32, DType.float64})
+
+
+class Doubt(Exception):
+    """The pattern is certain, but one proof obligation is not: flag it without a fix."""
+
+
+@dataclass
+class Rewrite:
+    code: str
+    message: str
+    title: str
+    lines: list  # statements replacing the loop
+    deletes: list = field(default_factory=list)  # statements deleted (allocations, starting values)
+    after: Optional[tuple] = None  # (statement after the loop, the call in it, its replacement text, precedence)
+    empty_differs: bool = False  # only the empty loop differs (said in the title)
+
+
+class Emitter:
+    def __init__(self, matcher, loop: ast.For, batcher, body: Body, levels: list):
+        self.m = matcher  # the loop matcher: ctx, scope, source, torch(), obligations
+        self.loop = loop
+        self.batcher = batcher
+        self.body = body
+        self.levels = levels
+        self.ctx = matcher.ctx
+        self.source = matcher.source
+        self.lines: list = []
+        self.deletes: list = []
+        self.after = None
+        self.codes: list = []
+        self.summary: list = []
+        self.empty_differs = False
+
+    def torch(self) -> str:
+        return self.batcher.torch
+
+    # -- the whole loop -------------------------------------------------------------------------------
+    def build(self) -> Rewrite:
+        if not self.body.writes:
+            raise Refuse("the loop writes nothing")
+        names = set()
+        for write in self.body.writes:
+            key = getattr(write, "target", None) or getattr(write, "name", None)
+            if key in names:
+                raise Refuse(f"`{key}` is written by two statements")
+            names.add(key)
+        for write in self.body.writes:
+            if getattr(write.value, "ragged", None) is not None if hasattr(write, "value") else False:
+                raise Refuse("a ragged slice used other than summed or averaged")
+            if isinstance(write, Store):
+                self.store(write)
+            elif isinstance(write, Append):
+                self.append(write)
+            elif isinstance(write, Accumulate):
+                self.accumulate(write)
+            elif isinstance(write, Scatter):
+                self.scatter(write)
+            elif isinstance(write, InPlaceScan):
+                self.in_place_scan(write)
+        self.obligations()
+        self.lines[:0] = self.body.prelude
+        self.lines = _unpacked(self.lines)
+        self.summary = _unpacked(self.summary)
+        code = self.codes[0] if len(set(self.codes)) == 1 else "TW401"
+        text = "; ".join(self.summary)
+        message = self.head() + f"; vectorized: `{_short(text)}`"
+        title = f"Vectorize: `{_short(text, 50)}`"
+        if self.empty_differs:
+            title += " (differs when the loop runs zero times)"
+        return Rewrite(code, message, title, self.lines, self.deletes, self.after, self.empty_differs)
+
+    def head(self) -> str:
+        """What the loop does, in the words of its writes."""
+        writes = [w for w in self.body.writes if not (isinstance(w, Accumulate) and w.scanned)]
+        names = ", ".join(f"`{getattr(w, 'target', None) or w.name}`" for w in writes)
+        if all(isinstance(w, Store) for w in writes):
+            return f"loop fills {names} one element at a time"
+        if len(writes) == 1:
+            write = writes[0]
+            if isinstance(write, Scatter):
+                return f"loop adds into {names} one element at a time"
+            if isinstance(write, InPlaceScan):
+                kind = "sums" if write.op == "+" else "products"
+                return f"loop turns {names} into running {kind} one element at a time"
+            if isinstance(write, Append):
+                if write.cond is not None:
+                    return "filter loop over tensor elements; a boolean mask selects them in one op"
+                if self.levels[0].kind == "list":
+                    return "loop applies the same tensor ops to each item of a list"
+                return "loop builds a list one element at a time, then stacks it"
+            if isinstance(write, Accumulate):
+                if write.cond is not None and not write.value.batched:
+                    return "counting loop tests one element at a time"
+                return f"reduction loop {'multiplies' if write.op == '*' else 'adds'} one element at a time"
+        return f"loop computes {names} one element at a time"
+
+    def obligations(self) -> None:
+        """Nothing after the loop sees a loop variable or a temporary (the rewrite binds neither)."""
+        scope_node = self.m.scope_node
+        loops = [self.loop] + self.m.inner_loops
+        for loop in loops:
+            for name in _target_names(loop.target):
+                if proof.read_outside(scope_node, self.loop, name):
+                    raise Doubt(f"`{name}` is read after the loop")
+        for name in self.body.temps:
+            if proof.read_outside(scope_node, self.loop, name):
+                raise Doubt(f"`{name}` (set in the loop) is read after it")
+        if len(self.batcher.devices) > 1:
+            raise Refuse("tensors on different devices")
+
+    # -- out[i] = v --------------------------------------------------------------------------------------
+    def store(self, write: Store) -> None:
+        self.codes.append("TW401")
+        value = write.value
+        if value.parts is not None:
+            raise Refuse("a tuple stored")
+        if not value.batched and not (value.is_tensor or isinstance(value.elem, ScalarValue)
+                                      and value.elem.kind in ("int", "float", "bool")):
+            raise Refuse("a store of something that is not a tensor or a number")
+        target_value = self.ctx.value(_base_of(write.node))
+        if not _shaped(target_value):
+            raise Doubt(f"`{write.target}`'s shape is unknown")
+        plan = self._slots(write.target, target_value, write.parts)
+        kind = plan["kind"]
+        if kind == "gather":
+            self._store_gathered(write, target_value, plan)
+            return
+        if kind == "ragged":
+            self._store_ragged(write, target_value, plan)
+            return
+        if kind == "diagonal":
+            self._store_diagonal(write, target_value, plan)
+            return
+        self._store_walk(write, target_value, plan)
+
+    def _slots(self, name: str, target: TensorValue, parts: list) -> dict:
+        """How the target's index follows the loop: walks (slices), gathers, or a ragged bound."""
+        b = self.batcher
+        walks, basics, gathers, ragged = [], [], [], None
+        dim = 0
+        texts, items = [], []
+        for position, part in enumerate(parts):
+            if not b.mentions_loop(part):
+                item, code = b._basic_item(part)
+                if item is Ellipsis:
+                    raise Refuse("`...` in a store index")
+                texts.append(code)
+                items.append(item)
+                basics.append((position, item))
+                if item is not None:
+                    dim += 1
+                continue
+            affine = b.affine(part)
+            if affine is not None:
+                if dim >= len(target.shape):
+                    raise Refuse("more indices than dims")
+                k, c1, c0 = affine
+                item, code = b._slice(k, c1, c0, target.shape[dim])
+                walks.append((k, dim, c1, c0, position))
+                texts.append(code)
+                items.append(item)
+                dim += 1
+                continue
+            if isinstance(part, ast.Slice):
+                if ragged is not None or part.step is not None:
+                    raise Refuse("a store into a slice whose bounds depend on the loop")
+                ragged = (position, dim, part)
+                texts.append(None)
+                items.append(slice(None))
+                dim += 1
+                continue
+            gathers.append((position, b(part), dim))
+            texts.append(None)
+            items.append(0)
+            dim += 1
+        levels_written = {w[0] for w in walks}
+        kind = "walk"
+        if len(levels_written) != len(walks):
+            if len(walks) == 2 and walks[0][0] == walks[1][0] and walks[0][2:4] == walks[1][2:4] == (1, 0) \
+                    and not gathers and ragged is None and len(self.levels) == 1:
+                kind = "diagonal"
+            else:
+                raise Refuse("the same loop index twice in a store")
+        if gathers:
+            kind = "gather"
+        elif ragged is not None:
+            kind = "ragged"
+        return {"kind": kind, "walks": walks, "basics": basics, "gathers": gathers, "ragged": ragged,
+                "texts": texts, "items": items, "levels": levels_written}
+
+    def _store_diagonal(self, write: Store, target: TensorValue, plan: dict) -> None:
+        """``eye[i, i] = 1``: the diagonal (``out.fill_diagonal_(1)``; values per element go in by index)."""
+        (k, d1, _, _, p1), (_, d2, _, _, p2) = plan["walks"]
+        level = self.levels[k]
+        if len(target.shape) != 2 or len(write.parts) != 2 or level.step != 1 \
+                or not _certain(dims.dim_eq(level.start, 0)):
+            raise Refuse("a diagonal store other than `out[i, i]` of a matrix")
+        size = target.shape[0]
+        if not (_certain(dims.dim_eq(target.shape[0], target.shape[1])) and _certain(dims.dim_eq(level.count, size))):
+            raise Refuse("a store into part of a diagonal, or of a matrix that may not be square")
+        value = write.value
+        if value.batched and (value.batch_dims != 1 or value.rank != 0):
+            raise Refuse("a diagonal store of values that are not one number per element")
+        alloc = proof.binding_before(self.ctx, self.loop, write.target)
+        if alloc is None or not self._fresh_allocation(alloc.value):
+            self._in_place_allowed(write)
+        self._device_check(write, target)
+        if write.cond is not None:
+            raise Refuse("a conditional diagonal store")
+        if value.batched or value.is_tensor:
+            index = f"{self.torch()}.arange({size if type(size) is int else write.target + '.shape[0]'})"
+            line = f"{write.target}[{index}, {index}] = {self._same_dtype(value, target, write.target)}"
+        else:
+            line = f"{write.target}.fill_diagonal_({value.text})"  # the scalar cast to `out`'s dtype, as stores do
+        self.lines.append(line)
+        self.summary.append(line)
+
+    def _store_walk(self, write: Store, target: TensorValue, plan: dict) -> None:
+        b = self.batcher
+        value = write.value
+        walks = plan["walks"]
+        if plan["levels"] != set(range(len(self.levels))):
+            raise Refuse("each slot is written by several iterations (the loop keeps the last)")
+        if not value.batched:
+            self._store_invariant(write, target, plan)
+            return
+        from torchwise.vectorize.vec import _index
+
+        region = _index(target, plan["items"])  # the slots, as one view
+        walk_dims = _walk_result_dims(plan["items"], [w[1] for w in walks])
+        slot_shape = tuple(s for i, s in enumerate(region.shape) if i not in walk_dims)
+        # the stored value broadcasts to the slot per element (`out[i] = v` copies with broadcasting)
+        if not _broadcasts_to(value.shape, slot_shape):
+            raise Doubt(f"each value written has shape {dims.fmt_shape(value.elem.shape)}, a slot of "
+                        f"`{write.target}` {dims.fmt_shape(slot_shape)}")
+        order = [w[0] for w in sorted(walks, key=lambda w: w[1])]
+        leading = walk_dims == list(range(len(walks))) and order == sorted(order)
+        padded = b.pad(value, len(slot_shape)) if value.rank < len(slot_shape) else value
+        if value.rank > len(slot_shape):
+            # per element a (1, ...) value fills a slot of fewer dims; vectorized its size-1 dims follow the loop
+            # dims, where broadcasting would not drop them: select them away
+            extra = value.rank - len(slot_shape)
+            index = ", ".join([":"] * value.batch_dims + ["0"] * extra)
+            keep = list(range(value.batch_dims)) + list(range(value.batch_dims + extra, len(value.whole.shape)))
+            whole = value.whole.with_(shape=tuple(value.whole.shape[d] for d in keep),
+                                      strides=None if value.whole.strides is None
+                                      else tuple(value.whole.strides[d] for d in keep))
+            padded = replace(value, text=f"{value.atom()}[{index}]", prec=ATOM, base=None, moved=None, whole=whole,
+                             elem=value.elem.with_(shape=tuple(value.elem.shape[value.lost + extra:]),
+                                                   strides=None), lost=0)
+            value = padded
+        backwards = [w[0] for w in walks if w[2] * self.levels[w[0]].step < 0]
+        if backwards:
+            # the slots are walked backwards: the value's loop dims are flipped to the slots' order
+            if padded.batch_dims != len(self.levels):
+                raise Refuse("a backwards store of a value that does not follow every loop")
+            flipped = ", ".join(str(k) for k in backwards)
+            padded = replace(padded, text=f"{padded.atom()}.flip({flipped})", prec=ATOM, fresh=True, base=None,
+                             moved=None, whole=padded.whole.with_(strides=layout.contiguous_strides(
+                                 padded.whole.shape)))
+            value = padded
+        text = padded.text
+        moved = None
+        if not leading:
+            if len(walks) == 1 and value.moved is not None and value.moved[2] == walk_dims[0] and \
+                    len(slot_shape) == value.rank:
+                moved = value.moved
+                text = value.moved[0]
+            elif len(walks) == 1 and value.batch_dims == 1:
+                text = f"{padded.atom()}.movedim(0, {walk_dims[0]})"
+            else:
+                raise Refuse("a store whose loop dims are out of order")
+        full = self._covers(target, plan)
+        alloc = proof.binding_before(self.ctx, self.loop, write.target)
+        fresh = alloc is not None and self._fresh_allocation(alloc.value)
+        if moved is not None and write.cond is None and full and fresh and len(slot_shape) == value.rank \
+                and self.replaceable(target, value):
+            # a column walk computed in the data's own dim order is already laid out as the output
+            facts = moved[1] or _unmoved(value.whole, moved[2])
+            if all(_certain(dims.dim_eq(a, c)) for a, c in zip(facts.shape, target.shape)):
+                vec = replace(value, text=_unwrapped(moved[0]), prec=0, whole=facts, moved=None, base=None)
+                self._replace_allocation(write, target, vec, alloc)
+                return
+        if write.cond is None and full and fresh and leading and value.batch_dims == len(self.levels) \
+                and len(slot_shape) == value.rank and self.replaceable(target, value) \
+                and all(_certain(dims.dim_eq(a, c)) for a, c in zip(value.whole.shape, target.shape)):
+            self._replace_allocation(write, target, value, alloc)
+            return
+        if not fresh:
+            self._in_place_allowed(write)
+        elif self._alloc_is_empty(alloc) and (not full or write.cond is not None):
+            self._uninitialized_ok(write)
+        sel = ", ".join(t for t in plan["texts"])
+        sel = _trim_selection(sel)
+        view = f"{write.target}[{sel}]" if sel else write.target
+        if not sel:
+            view = f"{write.target}[:]"
+        if write.cond is not None:
+            cond = write.cond
+            if cond.batch_dims != len(self.levels) or not cond.is_tensor and not cond.python:
+                raise Refuse("a condition that does not cover every loop dim")
+            if not leading:
+                raise Refuse("a conditional store whose loop dims are out of order")
+            mask = cond.text
+            if not value.batched:
+                line = f"{view}[{mask}] = {value.text}"
+            else:
+                chosen = f"{wrap(text, padded.prec if moved is None else ATOM, ATOM)}[{mask}]"
+                if value.dtype != target.dtype or value.dtype is None:
+                    chosen = f"{chosen}.to({self._dtype_text(target, write.target)})"  # index_put_ does not cast
+                line = f"{view}[{mask}] = {chosen}"
+            if not sel:
+                line = line.replace(f"{write.target}[:][", f"{write.target}[", 1)
+        else:
+            line = f"{view} = {text}"
+            chain = self._in_place_chain(write, target, leading, len(slot_shape))
+            if chain is not None:
+                line = f"{view if sel else write.target}{chain}"
+        self._device_check(write, target)
+        if not _fits(value, target):
+            raise Doubt(f"the values do not fit `{write.target}`'s dtype")
+        self.lines.append(line)
+        self.summary.append(line)
+
+    def _in_place_chain(self, write: Store, target: TensorValue, leading: bool, slot_rank: int) -> Optional[str]:
+        """``x[c] = (x[c] - m[c]) / s[c]``: the same arithmetic in place (``x.sub_(m).div_(s)``), no temporaries.
+        Exact where every step keeps ``x``'s dtype: each other operand is a number, or a tensor of that dtype."""
+        node = write.value_node
+        steps = []
+        while isinstance(node, ast.BinOp) and type(node.op) in _IN_PLACE:
+            steps.append((_IN_PLACE[type(node.op)], node.right))
+            node = node.left
+        if not steps or not leading or ast.unparse(node) != ast.unparse(write.node) or target.dtype is None \
+                or not is_floating(target.dtype):
+            return None
+        texts = []
+        for method, right in reversed(steps):
+            if proof.mentions(right, write.target):
+                return None
+            try:
+                operand = self.batcher(right)
+            except Refuse:
+                return None
+            if operand.is_tensor:
+                if operand.dtype != target.dtype or operand.rank > slot_rank:
+                    return None
+                text = (self.batcher.pad(operand, slot_rank) if operand.batched else operand).text
+            elif operand.python and operand.batched:
+                # numbers from a list: `torch.tensor(mean)`, rounded to its dtype as the loop's op rounds them
+                if operand.whole.dtype != target.dtype or operand.batch_dims != 1:
+                    return None
+                text = f"{operand.atom()}[:{', None' * slot_rank}]" if slot_rank else operand.text
+            elif isinstance(operand.elem, ScalarValue) and operand.elem.kind in ("int", "float"):
+                text = operand.text
+            else:
+                return None
+            texts.append(f".{method}({text})")
+        return "".join(texts)
+
+    def _store_invariant(self, write: Store, target: TensorValue, plan: dict) -> None:
+        """The same value into every slot the loop walks (under its condition): one broadcasting write."""
+        value = write.value
+        sel = _trim_selection(", ".join(plan["texts"]))
+        view = f"{write.target}[{sel}]" if sel else write.target
+        alloc = proof.binding_before(self.ctx, self.loop, write.target)
+        if alloc is None or not self._fresh_allocation(alloc.value):
+            self._in_place_allowed(write)
+        self._device_check(write, target)
+        if value.is_tensor and not _broadcasts_to(value.shape, ()) and not plan["walks"]:
+            raise Refuse("internal: no walk")
+        if write.cond is not None:
+            cond = write.cond
+            if cond.batch_dims != len(self.levels):
+                raise Refuse("a condition that does not cover every loop dim")
+            walk_dims = _walk_result_dims(plan["items"], [w[1] for w in plan["walks"]])
+            order = [w[0] for w in sorted(plan["walks"], key=lambda w: w[1])]
+            if walk_dims != list(range(len(plan["walks"]))) or order != sorted(order):
+                raise Refuse("a conditional store whose loop dims are out of order")
+            line = f"{view}[{cond.text}] = {value.text}" if sel else f"{write.target}[{cond.text}] = {value.text}"
+            slot = len(target.shape) - len(self.levels)
+            if value.is_tensor and value.rank == 0 or isinstance(value.elem, ScalarValue):
+                # one number into the chosen slots: `masked_fill_` (the mask broadcast over each slot's dims)
+                spread = ", ".join([":"] * len(self.levels) + ["None"] * slot)
+                mask = cond.text if slot == 0 else f"{cond.atom()}[{spread}]"
+                line = f"{view if sel else write.target}.masked_fill_({mask}, {value.text})"
+            if write.clamp is not None and self._clamps(target, value):
+                # `if x[i] < c: x[i] = c` is `clamp_(min=c)`: NaN stays NaN in both (`NaN < c` is False)
+                line = f"{view if sel else write.target}.clamp_({write.clamp}={value.text})"
+        else:
+            line = f"{view} = {value.text}" if sel else f"{write.target}[:] = {value.text}"
+        self.lines.append(line)
+        self.summary.append(line)
+
+    def _same_dtype(self, value: Vec, target: TensorValue, name: str) -> str:
+        """An advanced-index write (``index_put_``) does not cast as ``out[i] = v`` does: cast first."""
+        if not value.is_tensor or value.dtype == target.dtype and value.dtype is not None:
+            return value.text
+        if not value.exact_cast:
+            raise Doubt("the branches have different dtypes from the output")
+        return f"{value.atom()}.to({self._dtype_text(target, name)})"
+
+    def _dtype_text(self, target: TensorValue, name: str) -> str:
+        return f"{self.torch()}.{target.dtype.short}" if target.dtype is not None else f"{name}.dtype"
+
+    def _clamps(self, target: TensorValue, value: Vec) -> bool:
+        kind = getattr(value.elem, "kind", None)
+        if target.dtype is None or target.dtype is DType.bool or kind not in ("int", "float"):
+            return False
+        return is_floating(target.dtype) or (is_integral(target.dtype) and kind == "int")
+
+    def _covers(self, target: TensorValue, plan: dict) -> bool:
+        """Every slot of the target is written: the walks run over whole dims and the rest are `:`."""
+        for position, item in plan["basics"]:
+            if not (isinstance(item, slice) and item == slice(None)):
+                return False
+        for k, dim, c1, c0, _ in plan["walks"]:
+            level = self.levels[k]
+            first = c1 * level.start + c0
+            stride = c1 * level.step
+            if abs(stride) != 1:
+                return False
+            low = first if stride > 0 else first + stride * (level.count - 1)
+            if not (_certain(dims.dim_eq(low, 0)) and _certain(dims.dim_eq(level.count, target.shape[dim]))):
+                return False
+        return True
+
+    def _replace_allocation(self, write: Store, target: TensorValue, value: Vec, alloc: ast.stmt) -> None:
+        """``out = torch.empty(...)`` then the loop: ``out = V`` (cast to ``out``'s dtype, row-major as the loop
+        leaves it)."""
+        name = write.target
+        self.m.fresh_output(name, alloc)
+        if not rewrite.stands_alone(self.source, alloc):
+            raise Doubt(f"`{name}`'s allocation shares its line")
+        if len(target.shape) >= 2 and layout.is_contiguous(target.shape, target.strides) is not True:
+            raise Doubt(f"`{name}` may not be row-major (`*_like` copies its model's layout), the vectorized result is")
+        self._device_check(write, target)
+        vec = value
+        if vec.dtype != target.dtype:
+            if not vec.exact_cast:
+                raise Doubt("the branches have different dtypes from the output")
+            vec = replace(vec, text=f"{vec.atom()}.to({self.torch()}.{target.dtype.short})", prec=ATOM, base=None,
+                          fresh=True, whole=vec.whole.with_(dtype=target.dtype))
+        if target.requires_grad:
+            raise Doubt(f"`{name}` requires grad")
+        text = self.m.new_row_major(vec).text
+        if write.value_node is not None and len(self.levels) == 2 and vec is value:
+            outer = self.batcher.contraction(write.value_node, [])
+            if outer is not None and outer.startswith(f"{self.torch()}.outer("):
+                text = outer
+        self.deletes.append(alloc)
+        line = f"{name} = {text}"
+        self.lines.append(line)
+        self.summary.append(line)
+
+    def _store_gathered(self, write: Store, target: TensorValue, plan: dict) -> None:
+        """``out[i, labels[i]] = v``: one advanced-index write; the loop index makes every slot distinct."""
+        b = self.batcher
+        if len(self.levels) != 1:
+            raise Refuse("a gathered store inside nested loops")
+        value = write.value
+        walks = plan["walks"]
+        if not walks and value.batched:
+            raise Refuse("two elements may write the same slot, and the loop keeps the last")
+        if plan["ragged"] is not None:
+            raise Refuse("a gathered store into a ragged slice")
+        texts = list(plan["texts"])
+        for k, dim, c1, c0, position in walks:
+            texts[position] = b._walk_indices(("walk", k, c1, c0))
+        for position, gathered, dim in plan["gathers"]:
+            if gathered.deps != frozenset({0}):
+                raise Refuse("a store index that does not follow the loop")
+            if gathered.is_tensor:
+                if not (gathered.rank == 0 and gathered.dtype is not None and is_integral(gathered.dtype)
+                        and gathered.dtype is not DType.uint8):
+                    raise Refuse("a store index that is not one integer per element")
+            elif not (gathered.python and gathered.elem.kind == "int"):
+                raise Refuse("a store index that is not one integer per element")
+            texts[position] = gathered.text
+        if any(t is None for t in texts):
+            raise Refuse("a store index not understood")
+        # advanced indices must be adjacent (with ints between them counting as advanced too)
+        first_advanced = min([w[4] for w in walks] + [g[0] for g in plan["gathers"]])
+        if any(isinstance(item, slice) for position, item in plan["basics"] if position < first_advanced):
+            raise Refuse("a store whose gathered index comes after a slice")
+        if write.cond is not None:
+            raise Refuse("a conditional gathered store")
+        alloc = proof.binding_before(self.ctx, self.loop, write.target)
+        if alloc is None or not self._fresh_allocation(alloc.value):
+            self._in_place_allowed(write)
+        elif self._alloc_is_empty(alloc):
+            self._uninitialized_ok(write)
+        self._device_check(write, target)
+        if not _fits(value, target):
+            raise Doubt(f"the values do not fit `{write.target}`'s dtype")
+        line = f"{write.target}[{', '.join(texts)}] = {self._same_dtype(value, target, write.target)}"
+        self.lines.append(line)
+        self.summary.append(line)
+
+    def _store_ragged(self, write: Store, target: TensorValue, plan: dict) -> None:
+        """``mask[b, :n[b]] = True`` / ``x[b, n[b]:] = 0``: the slots of each row up to (from) its own bound, as one
+        comparison with ``torch.arange`` (Python's slice rules: a negative bound counts from the end)."""
+        b = self.batcher
+        walks = plan["walks"]
+        position, dim, part = plan["ragged"]
+        value = write.value
+        if len(self.levels) != 1 or len(walks) != 1 or walks[0][1] != 0 or dim != 1 or position != 1:
+            raise Refuse("a ragged store other than `out[b, :n[b]]`")
+        if value.batched:
+            raise Refuse("a ragged store of values that depend on the loop")
+        if write.cond is not None:
+            raise Refuse("a conditional ragged store")
+        if not self._covers_dim0(target, walks[0]):
+            raise Refuse("a ragged store into part of the rows")
+        if any(not (isinstance(item, slice) and item == slice(None)) for p, item in plan["basics"]):
+            raise Refuse("a ragged store with other indices")
+        lower, upper = part.lower, part.upper
+        if (lower is None) == (upper is None):
+            raise Refuse("a ragged slice with two bounds")
+        bound = b(upper if upper is not None else lower)
+        if not (bound.batched and ((bound.is_tensor and bound.rank == 0 and bound.dtype is not None
+                                    and is_integral(bound.dtype) and bound.dtype not in (DType.uint8,))
+                                   or (bound.python and bound.elem.kind == "int"))):
+            raise Refuse("a slice bound that is not one integer per row")
+        size_text = f"{write.target}.shape[1]"  # the row length, as the program sizes it
+        torch = self.torch()
+        positions = f"{torch}.arange({size_text})"
+        bounds = f"{bound.atom()}[:, None]"
+        # Python slices count a negative bound from the end
+        exact = f"{torch}.where({bound.text} < 0, {bound.atom()} + {size_text}, {bound.text})[:, None]"
+        compare = "<" if upper is not None else ">="
+        mask = f"{positions} {compare} {exact}"
+        alloc = proof.binding_before(self.ctx, self.loop, write.target)
+        if alloc is None or not self._fresh_allocation(alloc.value):
+            self._in_place_allowed(write)
+        elif self._alloc_is_empty(alloc):
+            self._uninitialized_ok(write)
+        self._device_check(write, target)
+        if not _fits(value, target):
+            raise Doubt(f"the values do not fit `{write.target}`'s dtype")
+        line = f"{write.target}[{mask}] = {self._same_dtype(value, target, write.target)}"
+        _ = bounds
+        self.lines.append(line)
+        self.summary.append(line)
+
+    def _covers_dim0(self, target: TensorValue, walk) -> bool:
+        k, dim, c1, c0, _ = walk
+        level = self.levels[k]
+        return (c1, c0) == (1, 0) and level.step == 1 and _certain(dims.dim_eq(level.start, 0)) \
+            and _certain(dims.dim_eq(level.count, target.shape[0]))
+
+    def _in_place_allowed(self, write) -> None:
+        """Writing into a tensor while the loop reads others: none of them may share its memory. Certain when
+        the target is freshly allocated right before the loop (nothing could have taken a view of it), or when
+        the loop reads no other tensor."""
+        name = write.target
+        target = self.ctx.value(_base_of(write.node)) if hasattr(write, "node") else None
+        others = {n for n in self.batcher.read_tensors() if n != name and self.m.is_tensor_name(n)
+                  and not _other_kind(self.m.facts_of(n), target)}
+        if others and not self.m.allocated_apart(name, others):
+            raise Doubt(f"`{sorted(others)[0]}` and `{name}` may share memory, and the loop reads one while writing "
+                        f"the other")
+        if proof.inside_try(self.ctx, self.loop, self.m.scope_node):
+            raise Doubt("an exception handler could see the half-written result")
+
+    def _uninitialized_ok(self, write) -> None:
+        """A masked or partial write keeps the allocation: the slots it skips hold what ``torch.empty`` made,
+        in the loop and in the rewrite alike."""
+
+    def _alloc_is_empty(self, alloc) -> bool:
+        return alloc is not None and isinstance(alloc.value, ast.Call) and \
+            self.m.scope.qualname(alloc.value.func) in ("torch.empty", "torch.empty_like")
+
+    def _fresh_allocation(self, value: ast.expr) -> bool:
+        return self.m.fresh_allocation(value)
+
+    def _device_check(self, write, target: TensorValue) -> None:
+        """A write in place copies across devices as the loop's stores do; only a replaced output must be made on
+        the device it was allocated on."""
+
+    def replaceable(self, target: TensorValue, value: Vec) -> bool:
+        """``out = V`` instead of writing into ``out``: V must be on ``out``'s device and cast to its dtype, which
+        needs both known (an input known only by rank may live anywhere)."""
+        if not _known(target) or self.batcher.unknown_device or value.dtype is None:
+            return False
+        return not (self.batcher.devices - {target.device})
+
+    # -- res.append(v) -------------------------------------------------------------------------------------
+    def append(self, write: Append) -> None:
+        value = write.value
+        if not value.batched:
+            raise Refuse("appending a loop-invariant value")
+        if len(self.levels) != 1:
+            raise Refuse("appending inside nested loops")
+        stacked = self.m.stacked_after(write.name)
+        if stacked is None:
+            raise Refuse(f"`{write.name}` is not stacked, concatenated or converted right after the loop")
+        after, call, init, how = stacked
+        mask = None
+        if write.cond is not None:
+            mask = write.cond
+        if mask is not None and write.value_node is not None:
+            chosen = self.batcher.selected(write.value_node, mask)
+            if chosen is not None:
+                value, mask = chosen, None
+                text, prec = self.converted(value, how, None, call, filtered=True)
+            else:
+                text, prec = self.converted(value, how, mask, call)
+        else:
+            text, prec = self.converted(value, how, mask, call)
+        mask = write.cond
+        if mask is not None:
+            self.codes.append("TW403")
+        else:
+            self.codes.append("TW406" if self.levels[0].kind == "list" else "TW401")
+        if mask is None and how in ("stack", "cat") and self.levels[0].kind != "list":
+            self.empty(f"`torch.{how}([])` raises where the vectorized code would not")
+        self.deletes.append(init)
+        self.after = (after, call, text, prec)
+        self.summary.append(text)
+
+    def converted(self, value: Vec, how: str, mask: Optional[Vec], call: Optional[ast.Call],
+                  filtered: bool = False) -> tuple:
+        """The text of ``torch.stack(res)`` (``cat``, ``tensor``, the list itself) for the appended values."""
+        torch = self.torch()
+        if value.parts is not None:
+            raise Refuse("appending tuples")
+        if value.python:
+            if how == "list":
+                base = self._selected(value, mask)
+                return f"{base.atom()}.tolist()", ATOM
+            if how == "tensor":
+                kind = value.elem.kind
+                dtype = {"float": self.m.default_float, "int": DType.int64, "bool": DType.bool}.get(kind)
+                if dtype is None:
+                    raise Refuse("the default dtype is unknown")
+                if dtype != self.m.default_float and (mask is not None or filtered or not proof.certainly_positive(
+                        self.levels[0].count)):
+                    raise Doubt("an empty list gives the default dtype, not the numbers' one")
+                base = self._selected(value, mask)
+                text = base.atom()
+                if base.whole.dtype != dtype:
+                    text = f"{text}.to({torch}.{dtype.short})"
+                elif base.fresh is False:
+                    text = f"{text}.clone()"
+                if self.batcher.grad:
+                    text = f"{text}.detach()" if "clone" not in text else text.replace(".clone()", ".detach().clone()")
+                return text, ATOM
+            raise Refuse(f"`torch.{how}` of Python numbers")
+        if not value.is_tensor:
+            raise Refuse("appending something that is not a tensor")
+        if not value.exact_cast:
+            raise Refuse("a choice between values of different dtypes, collected")
+        if how == "tensor":
+            if value.rank != 0:
+                raise Refuse("`torch.tensor` of tensors that are not 0-d raises")
+            if value.whole.device != "cpu":
+                raise Doubt("`torch.tensor` makes a CPU tensor")
+            if self.batcher.grad:
+                raise Doubt("`torch.tensor` cuts the autograd graph the vectorized code would keep")
+            if (mask is not None or filtered) and value.dtype != self.m.default_float:
+                raise Doubt("an empty list gives the default dtype, not the elements'")
+            base = self._selected(value, mask)
+            laid = self.m.new_row_major(base)
+            return laid.text, laid.prec
+        if how == "stack":
+            base = self._selected(value, mask)
+            self.m.stack_layout(base)
+            laid = self.m.new_row_major(base)
+            return laid.text, laid.prec
+        if how == "cat":
+            if value.rank == 0:
+                raise Refuse("`torch.cat` of 0-d tensors raises")
+            dim = self.m.cat_dim(call)
+            if dim != 0:
+                raise Refuse("`torch.cat` along another dim")
+            base = self._selected(value, mask)
+            if value.lost:
+                raise Refuse("concatenating values with leading dims from an invariant operand")
+            text = f"{base.atom()}.flatten(0, 1)"
+            if not base.row_major:
+                text = f"{text}.contiguous()"
+            return text, ATOM
+        if how == "list":
+            raise Inherent("a list of tensors kept as a list")
+        raise Refuse(f"`{how}` of the list")
+
+    def _selected(self, value: Vec, mask: Optional[Vec]) -> Vec:
+        if mask is None:
+            return value
+        if value.lost:
+            raise Refuse("a filter of values with leading dims from an invariant operand")
+        text = value.base if value.base is not None else value.atom()
+        shape = (dims.Sym.fresh("k"),) + tuple(value.whole.shape[1:])
+        return replace(value, text=f"{wrap(text, ATOM, ATOM)}[{mask.text}]", prec=ATOM, base=None, fresh=True,
+                       whole=value.whole.with_(shape=shape, strides=layout.contiguous_strides(shape)), moved=None,
+                       keepdim=None)
+
+    # -- s += v ----------------------------------------------------------------------------------------------
+    def accumulate(self, write: Accumulate) -> None:
+        if write.scanned:
+            self.scan(write)
+            return
+        name, value = write.name, write.value
+        self.codes.append("TW405")
+        init = proof.binding_before(self.ctx, self.loop, name)
+        start = self.ctx.value(init.value) if init is not None else None
+        if not value.batched:
+            if write.cond is not None and isinstance(value.elem, ScalarValue) and value.elem.kind == "int" \
+                    and write.op in ("+", "-"):
+                self._count(write, init, start)
+                return
+            raise Refuse(f"`{name}` adds the same value every time")
+        if value.parts is not None or not value.exact_cast:
+            raise Refuse("an accumulation of a choice between values of different dtypes")
+        if value.batch_dims != len(self.levels) or value.lost:
+            raise Refuse(f"`{name}` accumulates a value that does not vary along every loop")
+        selected = self._masked_for_sum(value, write.cond, write.op)
+        total, total_facts = self.reduction(selected, write.op)
+        if write.cond is None and write.op in ("+", "-") and value.rank == 0 and not value.python:
+            contraction = self.batcher.contraction(write.node, list(range(len(self.levels))))
+            if contraction is not None:
+                total = contraction
+        python_start = isinstance(start, ScalarValue) and start.kind in ("int", "float")
+        if python_start and not value.python:
+            self.needs_iterations(f"`{name}` would stay a Python number")
+        if not (python_start or isinstance(start, TensorValue) and init is not None
+                and self.m.fresh_factory(init.value)):
+            raise Doubt(f"the starting value of `{name}` is unknown")
+        if isinstance(start, TensorValue) and write.augmented:
+            # added in place: the result keeps `name`'s dtype and shape, in the loop and vectorized
+            if start.shape is None or len(start.shape) != value.rank \
+                    or any(not _certain(dims.dim_eq(a, c)) for a, c in zip(start.shape, value.shape)):
+                raise Doubt(f"`{name}` has another shape than what the loop adds to it")
+            line = f"{name} {write.op}= {total}"
+        else:
+            line = self._combine(name, write, total, total_facts, init, start)
+        self.lines.append(line)
+        self.summary.append(line)
+
+    def _combine(self, name: str, write: Accumulate, total: str, total_facts, init, start) -> str:
+        """``s = total`` where the starting value adds nothing and the types agree, else ``s += total``: the
+        result must have the type the loop's one-at-a-time updates give it."""
+        oracle = self.batcher.oracle
+        node = _binop(write.op)
+        looped = oracle.binary(node, start, write.value.elem)
+        again = oracle.binary(node, looped, write.value.elem) if looped is not None else None
+        if looped is None or again is None or _kind(looped) != _kind(again):
+            raise Refuse(f"the type of `{name}` changes from one iteration to the next")
+        literal = init.value
+        neutral = isinstance(literal, ast.Constant) and not isinstance(literal.value, bool) and \
+            literal.value == (1 if write.op == "*" else 0) and write.op != "-"
+        if neutral and self.m.deletable(init) is not None and _kind(total_facts) == _kind(looped):
+            self.deletes.append(init)
+            return f"{name} = {total}"
+        kept = oracle.binary(node, start, total_facts)
+        if kept is None or _kind(kept) != _kind(looped):
+            raise Refuse(f"`{name}` would have another type than the loop gives it")
+        if write.augmented:
+            return f"{name} {write.op}= {total}"
+        return f"{name} = {name} {write.op} {wrap(total, TERM, TERM + 1)}"
+
+    def _count(self, write: Accumulate, init, start) -> None:
+        """``if c: n += 1``: the number of elements passing the test (times the step)."""
+        name = write.name
+        if not (isinstance(start, ScalarValue) and start.kind in ("int", "float")):
+            raise Refuse(f"the starting value of `{name}` is not a number")
+        if self.m.scope.owner_of("int") is not None:
+            raise Refuse("`int` is not the builtin here")
+        cond = write.cond
+        if cond.batch_dims != len(self.levels):
+            raise Refuse("a condition that does not vary along every loop")
+        counted = f"int({cond.atom()}.sum())"
+        step = write.value
+        if step.text not in ("1",):
+            counted = f"{step.atom()} * {counted}"
+        zero = isinstance(init.value, ast.Constant) and type(init.value.value) is int and init.value.value == 0
+        if zero and write.op == "+" and self.m.deletable(init) is not None and \
+                (start.kind == "int" or step.elem.kind == "float"):
+            self.deletes.append(init)
+            line = f"{name} = {counted}"
+        else:
+            line = f"{name} {write.op}= {counted}" if write.augmented else f"{name} = {name} {write.op} {counted}"
+        self.lines.append(line)
+        self.summary.append(line)
+
+    def _masked_for_sum(self, value: Vec, cond: Optional[Vec], op: str) -> Vec:
+        if cond is None:
+            return value
+        if cond.batch_dims != len(self.levels):
+            raise Refuse("a condition that does not vary along every loop")
+        return self._selected(value, cond)
+
+    def reduction(self, value: Vec, op: str) -> tuple:
+        """One reduction of ``value`` over its loop dims: (text, the facts of the result)."""
+        torch = self.torch()
+        depth = len(self.levels)
+        over = "" if value.rank == 0 else ("0" if depth == 1 else f"dim={tuple(range(depth))}")
+        if value.python:
+            kind = value.elem.kind
+            if op == "*":
+                raise Refuse("a product of Python numbers")
+            if kind == "float":
+                inner = f"dtype={torch}.float64" if not over else f"{over}, dtype={torch}.float64"
+                return f"{value.atom()}.sum({inner}).item()", ScalarValue("float")
+            if kind in ("int", "bool"):
+                if value.whole.dtype is DType.bool:
+                    return f"int({value.atom()}.sum())", ScalarValue("int")
+                return f"{value.atom()}.sum({over}).item()", ScalarValue("int")
+            raise Refuse("a sum of Python values")
+        dtype = value.dtype
+        if dtype not in _SUM_DTYPES and not (dtype is not None and is_integral(dtype, True)):
+            raise Doubt(f"adding {dtype.short if dtype else '?'} values one at a time rounds differently from one sum")
+        name = "prod" if op == "*" else "sum"
+        if op == "*" and (value.rank != 0 or depth != 1):
+            raise Refuse("a product of slices")
+        args = over
+        result = DType.int64 if is_integral(dtype, True) else dtype
+        if is_integral(dtype, True) and dtype not in (DType.int64, DType.bool):
+            args = f"{over + ', ' if over else ''}dtype={torch}.{dtype.short}"
+            result = dtype
+        facts = value.elem.with_(dtype=result, shape=tuple(value.shape), strides=layout.contiguous_strides(
+            tuple(value.shape)))
+        return f"{value.atom()}.{name}({args})", facts
+
+    def needs_iterations(self, what: str) -> None:
+        count = self.levels[0].count if len(self.levels) == 1 else None
+        if count is None or not proof.certainly_positive(count):
+            raise Doubt(f"the loop may run zero times, and then {what}")
+
+    def empty(self, what: str) -> None:
+        count = self.levels[0].count
+        if count is None or not proof.certainly_positive(count):
+            raise Doubt(f"the loop may run zero times, and then {what}")
+
+    # -- scans ------------------------------------------------------------------------------------------------
+    def scan(self, write: Accumulate) -> None:
+        """The accumulator is read again in the body: its values per iteration are a scan, it is not kept."""
+        self.codes.append("TW405")
+        init = proof.binding_before(self.ctx, self.loop, write.name)
+        if init is None or self.m.deletable(init) is None:
+            raise Doubt(f"`{write.name}`'s starting value is not right before the loop")
+        if proof.read_outside(self.m.scope_node, self.loop, write.name):
+            raise Doubt(f"`{write.name}` is read after the loop")
+        self.deletes.append(init)
+
+    def in_place_scan(self, write: InPlaceScan) -> None:
+        self.codes.append("TW405")
+        level = self.levels[0]
+        target = self.ctx.value(write.stmt.target.value)
+        if not _known(target) or not target.shape:
+            raise Doubt(f"`{write.target}`'s dtype or shape is unknown")
+        if not (_certain(dims.dim_eq(level.start, 1)) and level.step == 1
+                and _certain(dims.dim_eq(level.count + 1, target.shape[0]))):
+            raise Refuse("a prefix recurrence over part of the tensor")
+        if target.dtype not in _SUM_DTYPES and not is_integral(target.dtype):
+            raise Doubt(f"a scan of {target.dtype.short} rounds differently one step at a time")
+        self._in_place_allowed(write)
+        name = "cumsum_" if write.op == "+" else "cumprod_"
+        line = f"{write.target}.{name}(0)"
+        self.lines.append(line)
+        self.summary.append(line)
+
+    # -- out[idx[i]] += v -------------------------------------------------------------------------------------
+    def scatter(self, write: Scatter) -> None:
+        value = write.value
+        target = self.ctx.value(_base_of(write.node))
+        if not _known(target) or (value.is_tensor and value.dtype is None):
+            raise Doubt(f"`{write.target}`'s (or the values') dtype is unknown: an in-place add may raise or cast")
+        plan = self._slots(write.target, target, write.parts)
+        if plan["kind"] == "walk":
+            self._accumulate_walk(write, target, plan)
+            return
+        if plan["kind"] != "gather" or len(self.levels) != 1:
+            raise Refuse("an accumulation into slots not understood")
+        self.codes.append("TW401")
+        if write.op not in ("+", "-"):
+            raise Refuse("a scattered product")
+        b = self.batcher
+        texts = list(plan["texts"])
+        for k, dim, c1, c0, position in plan["walks"]:
+            texts[position] = b._walk_indices(("walk", k, c1, c0))
+        for position, gathered, dim in plan["gathers"]:
+            if gathered.deps != frozenset({0}):
+                raise Refuse("a scatter index that does not follow the loop")
+            if gathered.is_tensor:
+                if not (gathered.rank == 0 and gathered.dtype is not None and is_integral(gathered.dtype)
+                        and gathered.dtype is not DType.uint8):
+                    raise Refuse("a scatter index that is not one integer per element")
+            elif not (gathered.python and gathered.elem.kind == "int"):
+                raise Refuse("a scatter index that is not one integer per element")
+            texts[position] = gathered.text
+        if any(isinstance(item, slice) and item != slice(None) for _, item in plan["basics"]) or \
+                any(item is None for _, item in plan["basics"]):
+            raise Refuse("a scatter with other indices")
+        if plan["basics"] and max(p for p, _ in plan["basics"]) < max(g[0] for g in plan["gathers"]):
+            raise Refuse("a scatter index after a slice")
+        mask = write.cond
+        indices = [t for t in texts if t != ":"]
+        if any(t == ":" for t in texts[:len(indices)]):
+            raise Refuse("a scatter with slices before its index")
+        slot_rank = len(target.shape) - len(indices)
+        if value.batched:
+            if not value.is_tensor:
+                raise Refuse("scattering Python numbers")
+            vals = self.batcher.pad(value, slot_rank) if value.rank < slot_rank else value
+            if vals.rank != slot_rank or value.lost:
+                raise Refuse("scattered values of another shape than the slots")
+            if value.dtype != target.dtype:
+                if not (is_floating(target.dtype) and (is_integral(value.dtype, True) or
+                                                       (is_floating(value.dtype)))):
+                    raise Doubt(f"`{write.target}` {write.op}= values of another dtype")
+                vals = replace(vals, text=f"{vals.atom()}.to({write.target}.dtype)", prec=ATOM)
+            vtext = vals.text
+        else:
+            kind = getattr(value.elem, "kind", None)
+            if isinstance(value.elem, TensorValue):
+                raise Refuse("scattering a loop-invariant tensor")
+            if kind == "float" and not is_floating(target.dtype):
+                raise Doubt(f"adding a float to the integer `{write.target}` raises")
+            if kind not in ("int", "float") or not (is_floating(target.dtype) or is_integral(target.dtype)):
+                raise Refuse("a scattered value not understood")
+            vtext = f"{write.target}.new_full((), {value.text})" if value.text not in ("1",) \
+                else f"{write.target}.new_ones(())"
+            if mask is not None:
+                vtext = f"{vtext}.expand({mask.atom()}.sum())"
+        if write.op == "-":
+            vtext = f"-{wrap(vtext, ATOM, 14)}"
+        if mask is not None:
+            if mask.batch_dims != 1:
+                raise Refuse("a condition that does not vary along the loop")
+            indices = [f"{wrap(t, ATOM, ATOM)}[{mask.text}]" if not t.isidentifier() or True else t
+                       for t in indices]
+            if value.batched:
+                vtext = f"{wrap(vtext, ATOM, ATOM)}[{mask.text}]"
+        self._device_check(write, target)
+        self._in_place_target_ok(write)
+        line = f"{write.target}.index_put_(({', '.join(indices)},), {vtext}, accumulate=True)"
+        if value.batched and len(indices) == 1 and not plan["walks"] and len(plan["gathers"]) == 1:
+            # rows added at their index: `index_add_`, its negative indices wrapped as Python's (past the end
+            # they still raise, as the loop does)
+            index = indices[0]
+            size = f"{write.target}.shape[0]"
+            wrapped = f"{self.torch()}.where({index} < 0, {wrap(index, ATOM, 12)} + {size}, {index})"
+            line = f"{write.target}.index_add_(0, {wrapped}, {vtext})"
+        self.lines.append(line)
+        self.summary.append(line)
+
+    def _in_place_target_ok(self, write) -> None:
+        alloc = proof.binding_before(self.ctx, self.loop, write.target)
+        if alloc is None or not self._fresh_allocation(alloc.value):
+            self._in_place_allowed(write)
+
+    def _accumulate_walk(self, write: Scatter, target: TensorValue, plan: dict) -> None:
+        """``out[i] += v`` (each slot its own): one in-place update; levels not in the index are summed
+        (``C[i, j] += A[i, p] * B[p, j]`` is ``C += A @ B``)."""
+        self.codes.append("TW401")
+        value = write.value
+        walks = plan["walks"]
+        levels_written = plan["levels"]
+        summed = [k for k in range(len(self.levels)) if k not in levels_written]
+        if write.op not in ("+", "-"):
+            raise Refuse("an in-place product per slot")
+        if write.cond is not None:
+            raise Refuse("a conditional accumulation per slot")
+        if value.lost or not value.is_tensor:
+            raise Refuse("an accumulation per slot not understood")
+        order = [w[0] for w in sorted(walks, key=lambda w: w[1])]
+        from torchwise.vectorize.vec import _index
+
+        region = _index(target, plan["items"])
+        walk_dims = _walk_result_dims(plan["items"], [w[1] for w in walks])
+        if walk_dims != list(range(len(walks))) or order != sorted(order):
+            raise Refuse("an accumulation whose loop dims are out of order")
+        slot_shape = tuple(s for i, s in enumerate(region.shape) if i not in walk_dims)
+        text = value.text
+        if summed:
+            if value.batch_dims != len(self.levels) or any(k not in value.deps for k in summed):
+                raise Refuse("an accumulation of a value that does not vary along the summed loop")
+            if value.dtype not in _SUM_DTYPES:
+                raise Doubt("adding values one at a time rounds differently from one sum")
+            contraction = self.batcher.contraction(write.stmt.value, summed)
+            if contraction is not None:
+                text = contraction
+            else:
+                text = f"{value.atom()}.sum(dim={summed[0] if len(summed) == 1 else tuple(summed)})"
+        if value.rank > len(slot_shape):
+            raise Refuse("an accumulation of values larger than the slots")
+        sel = _trim_selection(", ".join(plan["texts"]))
+        view = f"{write.target}[{sel}]" if sel else write.target
+        alloc = proof.binding_before(self.ctx, self.loop, write.target)
+        full = self._covers(target, plan)
+        zero_alloc = alloc is not None and isinstance(alloc.value, ast.Call) and \
+            self.m.scope.qualname(alloc.value.func) in ("torch.zeros", "torch.zeros_like") and \
+            self._fresh_allocation(alloc.value)
+        if full and zero_alloc and write.op == "+" and not sel and rewrite.stands_alone(self.source, alloc) \
+                and layout.is_contiguous(target.shape, target.strides) is True:
+            result_shape = tuple(target.shape)
+            self.m.fresh_output(write.target, alloc)
+            if value.dtype != target.dtype:
+                text = f"({text}).to({self.torch()}.{target.dtype.short})"
+            self.deletes.append(alloc)
+            line = f"{write.target} = {text}"
+            _ = result_shape
+            if not _fresh_text(text):
+                line = f"{write.target} = {wrap(text, ATOM, ATOM)}.clone()"
+        else:
+            if alloc is None or not self._fresh_allocation(alloc.value):
+                self._in_place_allowed(write)
+            line = f"{view} {write.op}= {text}"
+        self._device_check(write, target)
+        self.lines.append(line)
+        self.summary.append(line)
+
+
+# -- helpers ---------------------------------------------------------------------------------------------------
+_IN_PLACE = {ast.Add: "add_", ast.Sub: "sub_", ast.Mult: "mul_", ast.Div: "div_"}
+
+
+def _other_kind(value, target) -> bool:
+    """Tensors of different element types (an int index tensor and a float target): sharing memory would take
+    a reinterpreting ``.view(dtype)``, which a loop over elements does not do."""
+    if not (isinstance(value, TensorValue) and isinstance(target, TensorValue)):
+        return False
+    if value.dtype is None or target.dtype is None:
+        return False
+    return (is_floating(value.dtype) != is_floating(target.dtype)) or value.dtype.short == "bool" != \
+        (target.dtype.short == "bool")
+
+
+def _unpacked(lines: list) -> list:
+    """``a = T[0]`` and ``b = T[1]`` of one tuple-valued ``T`` (``x.topk(5, dim=1)``): ``a, b = T``, computed once."""
+    import re
+
+    out, taken = [], set()
+    for index, line in enumerate(lines):
+        if index in taken:
+            continue
+        first = re.fullmatch(r"(\w+) = (.+)\[0\]", line)
+        if first is not None:
+            twin = next((j for j in range(index + 1, len(lines)) if j not in taken
+                         and re.fullmatch(rf"(\w+) = {re.escape(first.group(2))}\[1\]", lines[j])), None)
+            if twin is not None:
+                second = lines[twin].split(" = ", 1)[0]
+                taken.add(twin)
+                out.append(f"{first.group(1)}, {second} = {first.group(2)}")
+                continue
+        out.append(line)
+    return out
+
+
+def _unwrapped(text: str) -> str:
+    """``(a / b)`` -> ``a / b`` when the parentheses enclose the whole text."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return text
+    depth = 0
+    for index, char in enumerate(text):
+        depth += char == "("
+        depth -= char == ")"
+        if depth == 0 and index < len(text) - 1:
+            return text
+    return text[1:-1]
+
+
+def _unmoved(facts: TensorValue, k: int) -> TensorValue:
+    """The facts of a tensor whose dim ``k`` was moved first (``facts``), in its own dim order."""
+    order = list(range(1, k + 1)) + [0] + list(range(k + 1, len(facts.shape)))
+    return facts.with_(shape=tuple(facts.shape[d] for d in order),
+                       strides=None if facts.strides is None else tuple(facts.strides[d] for d in order))
+
+
+def _binop(op: str) -> ast.BinOp:
+    kinds = {"+": ast.Add(), "*": ast.Mult(), "-": ast.Sub()}
+    return ast.BinOp(left=ast.Constant(0), op=kinds[op], right=ast.Constant(0))
+
+
+def _kind(value):
+    """What a value is, for the type of a result: a Python kind, or a tensor's dtype and shape."""
+    if isinstance(value, ScalarValue):
+        return ("python", value.kind)
+    if isinstance(value, TensorValue):
+        return ("tensor", value.dtype, tuple(value.shape) if value.shape is not None else None)
+    return None
+
+
+def _base_of(node: ast.expr) -> ast.expr:
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node
+
+
+def _fresh_text(text: str) -> bool:
+    return "@" in text or ".sum(" in text or "einsum" in text
+
+
+def _walk_result_dims(items: list, walk_input_dims: list) -> list:
+    """Positions of the walked input dims in the result of basic indexing by ``items``."""
+    dim, out = 0, 0
+    positions = {}
+    for item in items:
+        if item is None:
+            out += 1
+            continue
+        if isinstance(item, slice) or hasattr(item, "count"):
+            positions[dim] = out
+            out += 1
+        dim += 1
+    return [positions[d] for d in walk_input_dims if d in positions]
+
+
+def _trim_selection(sel: str) -> str:
+    parts = [p.strip() for p in sel.split(",")] if sel else []
+    while parts and parts[-1] == ":":
+        parts.pop()
+    return ", ".join(parts)
+
+
+def _broadcasts_to(shape: tuple, slot: tuple) -> bool:
+    if len(shape) > len(slot):
+        extra = shape[: len(shape) - len(slot)]
+        if any(not (type(d) is int and d == 1) for d in extra):
+            return False
+        shape = shape[len(shape) - len(slot):]
+    for a, b in zip(reversed(shape), reversed(slot)):
+        if not (_certain(dims.dim_eq(a, b)) or (type(a) is int and a == 1)):
+            return False
+    return True
+
+
+def _fits(value: Vec, target: TensorValue) -> bool:
+    """A store casts to the target's dtype as ``copy_`` does, in the loop and vectorized alike; only a
+    Python-level choice between dtypes would differ."""
+    return value.exact_cast or value.dtype == target.dtype
+
+
+def _target_names(target: ast.expr) -> list:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _short(text: str, limit: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+

@@ -1,0 +1,479 @@
+"""The general loop vectorizer: any loop nest whose body is a per-element computation.
+
+``match(loop)`` builds the iteration space (``space``: one level per nested ``for``), translates the
+innermost body statement by statement (``body`` over ``batch``), and turns its writes into the rewrite
+(``emit``). Three outcomes, as for every matcher:
+
+- not a walk over tensors, or not a per-element computation (a recurrence, effects, an early exit): ``None``;
+- a per-element computation with one step that cannot be shown equal (an op with no batched form, a fact
+  unknown, the loop may run zero times): a match without a fix, whose message says the one reason;
+- everything proven: a match with the fix.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Optional
+
+from torchwise.analysis import layout
+from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue
+from torchwise.vectorize import proof, rewrite
+from torchwise.vectorize.batch import Batcher
+from torchwise.vectorize.vec import Vec
+from torchwise.vectorize.body import BodyTranslator, bound_names, classify_names
+from torchwise.vectorize.emit import Doubt, Emitter, _ALLOCATORS, _FRESH_FACTORIES
+from torchwise.vectorize.expr import ARITH, ATOM, TERM, Inherent, Refuse, _precedence, wrap
+from torchwise.vectorize.oracle import Oracle
+from torchwise.vectorize.space import Unwalkable, Walker
+
+_IO_CALLS = frozenset({"print", "open", "input", "breakpoint", "exec", "eval", "setattr", "delattr"})
+_TRAINING = frozenset({"backward", "step", "zero_grad", "write", "save", "log", "update", "add_scalar"})
+
+
+class GeneralMatcher:
+    """One loop nest, vectorized by translating its body (see the module docs)."""
+
+    def __init__(self, loop: ast.For, scope, ctx):
+        self.loop = loop
+        self.scope = scope
+        self.ctx = ctx
+        self.source = ctx.source
+        self.default_float = ctx.facts.default_float
+        self.scope_node = proof.scope_node(scope)
+        self.inner_loops: list = []
+
+    def torch(self) -> str:
+        aliases = list(self.scope.aliases_of("torch"))
+        if not aliases:
+            raise Inherent("torch is not imported")
+        return "torch" if "torch" in aliases else aliases[0]
+
+    # -- entry --------------------------------------------------------------------------------------------
+    def run(self):
+        """(Rewrite | None, the reason there is none | None, the code to flag with)."""
+        loop = self.loop
+        if not isinstance(loop, ast.For) or loop.orelse or _has_effects(loop) or self._inner_of_nest():
+            return None, None, None
+        try:
+            torch = self.torch()
+            walker = Walker(self.ctx, self.scope, torch, self._pure)
+            levels, statements = self.nest(walker)
+        except (Refuse, Unwalkable):
+            return None, None, None
+        code = _syntactic_code(statements, levels)
+        if code is None or self._draws_random(statements) or not walks_tensors(self.ctx, levels, statements):
+            return None, None, None
+        try:
+            rewrite_ = self.translate(levels, statements, torch)
+        except Inherent:
+            return None, None, None
+        except Doubt as doubt:
+            return None, str(doubt), code
+        except Refuse as refusal:
+            return None, str(refusal), code
+        return rewrite_, None, rewrite_.code
+
+    def _draws_random(self, statements: list) -> bool:
+        """A random draw per iteration (the loop's sequence of draws is not the vectorized one), or a call of code
+        that may have effects (a function of the file vmap could not batch, an imported one): it stays a loop."""
+        from torchwise.vectorize.calling import vmap_blocker
+        from torchwise.vectorize.vec import _RANDOM
+
+        for stmt in statements:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                    owner = self.scope.owner_of(node.func.id)
+                    bindings = owner.bindings.get(node.func.id, ()) if owner is not None else ()
+                    if owner is not None and self.scope.qualname(node.func) is None:
+                        function = bindings[0].node if len(bindings) == 1 else None
+                        if not isinstance(function, ast.FunctionDef) or vmap_blocker(
+                                function, self.ctx.index.scope_of_node.get(function), self.scope) is not None:
+                            return True
+                if isinstance(node, ast.Call):
+                    qualname = self.scope.qualname(node.func)
+                    if qualname is not None and (qualname.rsplit(".", 1)[-1] in _RANDOM
+                                                 or qualname.startswith(("torch.nn.init.", "numpy.random.",
+                                                                         "random."))):
+                        return True
+        return False
+
+    def _inner_of_nest(self) -> bool:
+        """The only statement of an enclosing ``for``: that loop's nest is what is vectorized (or flagged)."""
+        place = proof.place_of(self.ctx, self.loop)
+        if place is None or not place.parents:
+            return False
+        parent = place.parents[-1]
+        return isinstance(parent, ast.For) and len(parent.body) == 1 and parent.body[0] is self.loop
+
+    def nest(self, walker: Walker) -> tuple:
+        """The levels of a perfect loop nest (outermost first) and the innermost body."""
+        levels = [walker.level(self.loop.target, self.loop.iter)]
+        statements = self.loop.body
+        names = set(levels[0].names)
+        while len(statements) == 1 and isinstance(statements[0], ast.For) and not statements[0].orelse:
+            inner = statements[0]
+            if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(inner.iter)):
+                raise Refuse("an inner loop whose range depends on the outer one (a triangle)")
+            level = walker.level(inner.target, inner.iter)
+            if level.names & names:
+                raise Refuse("a loop variable bound twice")
+            levels.append(level)
+            names |= level.names
+            self.inner_loops.append(inner)
+            statements = inner.body
+        if len(levels) > 3:
+            raise Refuse("more than three nested loops")
+        return levels, statements
+
+    def translate(self, levels: list, statements: list, torch: str):
+        oracle = Oracle(self.ctx, self.loop)
+        targets, accumulators, lists = classify_names(statements)
+        bound = bound_names(statements) - targets
+        batcher = Batcher(self.ctx, self.scope, levels, oracle, torch, bound)
+        batcher.targets = set(targets)
+        batcher.lists = set(lists)
+        taken: set = set()
+
+        def fresh_name(wanted: str) -> str:
+            name = proof.fresh_name(self.ctx.tree, wanted)
+            while name in taken:
+                name = proof.fresh_name(self.ctx.tree, name + "_")
+            taken.add(name)
+            return name
+
+        translator = BodyTranslator(batcher, targets, accumulators, lists, scan_of=lambda w: self.scan_vec(batcher, w),
+                                    fresh_name=fresh_name)
+        body = translator.run(statements)
+        return Emitter(self, self.loop, batcher, body, levels).build()
+
+    def _pure(self, node: ast.expr) -> None:
+        Batcher(self.ctx, self.scope, [], None, "torch").check_pure(node)
+
+    # -- scans ----------------------------------------------------------------------------------------------
+    def scan_vec(self, batcher: Batcher, write) -> Vec:
+        """The accumulator's value after each iteration: ``torch.cumsum`` (``cumprod``) of what it adds."""
+        if len(batcher.levels) != 1:
+            raise Refuse("a running value inside nested loops")
+        value = write.value
+        if not (value.batched and value.is_tensor and value.batch_dims == 1 and not value.lost):
+            raise Refuse("a running value of something that is not a tensor per element")
+        init = proof.binding_before(self.ctx, self.loop, write.name)
+        if init is None:
+            raise Doubt(f"`{write.name}`'s starting value is not right before the loop")
+        start = self.ctx.value(init.value)
+        torch = batcher.torch
+        if write.op not in ("+", "*"):
+            raise Refuse("a running difference")
+        fn = "cumsum" if write.op == "+" else "cumprod"
+        neutral = 0 if write.op == "+" else 1
+        dtype = value.dtype
+        from torchwise.analysis.dtypes import DType, is_floating, is_integral
+
+        if dtype not in (DType.float32, DType.float64) and not is_integral(dtype):
+            raise Doubt(f"a running {fn[3:]} of {dtype.short} rounds differently one step at a time")
+        if isinstance(start, ScalarValue) and start.kind in ("int", "float"):
+            literal = init.value
+            is_neutral = isinstance(literal, ast.Constant) and literal.value == neutral \
+                and not isinstance(literal.value, bool)
+            if start.kind == "float" and not is_floating(dtype):
+                raise Refuse("a running value that turns integers into floats")
+            elem = batcher.oracle.binary(_binop(write.op), start, value.elem)
+        elif isinstance(start, TensorValue) and start.shape == () and start.dtype == dtype:
+            is_neutral = False
+            elem = batcher.oracle.binary(_binop(write.op), start, value.elem)
+        else:
+            raise Doubt(f"the starting value of `{write.name}` is unknown")
+        if not isinstance(elem, TensorValue) or elem.dtype != dtype:
+            raise Refuse("a running value whose dtype changes")
+        kw = ""
+        if is_integral(dtype) and dtype is not DType.int64:
+            kw = f", dtype={torch}.{dtype.short}"
+        text = f"{torch}.{fn}({value.text}, dim=0{kw})"
+        if not is_neutral:
+            symbol = "+" if write.op == "+" else "*"
+            text = f"{wrap(rewrite_text(self.source, init.value), _precedence(init.value), ARITH)} {symbol} {text}"
+        whole = value.whole.with_(strides=layout.contiguous_strides(value.whole.shape))
+        prec = ATOM if is_neutral else (ARITH if write.op == "+" else TERM)
+        vec = Vec(text, prec, elem.with_(shape=value.elem.shape), whole, value.deps)
+        batcher.prove(vec)
+        return vec
+
+    # -- obligations the emitter asks for ------------------------------------------------------------------------
+    def fresh_allocation(self, value: ast.expr) -> bool:
+        if not isinstance(value, ast.Call) or self.scope.qualname(value.func) not in _ALLOCATORS:
+            return False
+        if any(k.arg not in ("dtype", "device") for k in value.keywords):
+            return False
+        try:
+            for arg in [*value.args, *(k.value for k in value.keywords)]:
+                self._pure(arg)
+        except Refuse:
+            return False
+        return True
+
+    def fresh_memory(self, value: ast.expr) -> bool:
+        """The value is new memory no other name refers to: an allocation, a factory, or a copy (``x.clone()``)."""
+        if self.fresh_allocation(value) or self.fresh_factory(value):
+            return True
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "clone" \
+                and self.scope.qualname(value.func) is None and not value.args:
+            try:
+                self._pure(value.func.value)
+            except Refuse:
+                return False
+            return True
+        return False
+
+    def fresh_factory(self, value: ast.expr) -> bool:
+        return isinstance(value, ast.Call) and self.scope.qualname(value.func) in _FRESH_FACTORIES
+
+    def fresh_local(self, name: str) -> bool:
+        """``name`` is bound once in this scope, to a fresh tensor nothing else refers to."""
+        owner = self.scope.owner_of(name)
+        if owner is not self.scope or len(owner.bindings.get(name, ())) != 1:
+            return False
+        binding = owner.bindings[name][0]
+        value = getattr(binding, "value", None)
+        if not self.fresh_factory(value):
+            return False
+        return not proof.captured(self.scope_node, name) and not proof.declared_shared(self.scope, name)
+
+    def allocated_apart(self, name: str, others: set) -> bool:
+        """``name`` was last bound to a fresh allocation before the loop (in its block or an enclosing one), and
+        none of ``others`` is bound between that statement and the loop, nor in the loops around it (so none of
+        them can be a view of it)."""
+        if proof.captured(self.scope_node, name) or proof.declared_shared(self.scope, name):
+            return False
+        between: list = []
+        stmt = self.loop
+        while True:
+            place = proof.place_of(self.ctx, stmt)
+            if place is None:
+                return False
+            for i in range(place.index - 1, -1, -1):
+                candidate = place.block[i]
+                if isinstance(candidate, ast.Assign) and len(candidate.targets) == 1 \
+                        and isinstance(candidate.targets[0], ast.Name) and candidate.targets[0].id == name:
+                    if not self.fresh_memory(candidate.value):
+                        return False
+                    between += place.block[i + 1:place.index]
+                    bound = {n.id for s in between for n in ast.walk(s) if isinstance(n, ast.Name)
+                             and isinstance(n.ctx, ast.Store)}
+                    return not (bound & others) and not any(isinstance(n, ast.Call) and _calls_user(n, self.scope)
+                                                            for s in between for n in ast.walk(s))
+            if not place.parents or not isinstance(place.parents[-1], (ast.For, ast.If)):
+                return False
+            parent = place.parents[-1]
+            between += [s for s in parent.body + getattr(parent, "orelse", []) if s is not stmt]
+            between += place.block[:place.index]
+            stmt = parent
+
+    def untouched_since_allocation(self, name: str) -> bool:
+        """``name`` is a fresh allocation right before the loop (nothing in between mentions it), no nested code
+        holds it: no other name can refer to its memory."""
+        alloc = proof.binding_before(self.ctx, self.loop, name)
+        return alloc is not None and self.fresh_allocation(alloc.value) and not proof.captured(self.scope_node, name) \
+            and not proof.declared_shared(self.scope, name)
+
+    def facts_of(self, name: str):
+        """What a name read in the loop is (the engine's facts at its first read there)."""
+        for node in ast.walk(self.loop):
+            if isinstance(node, ast.Name) and node.id == name:
+                return self.ctx.value(node)
+        return None
+
+    def is_tensor_name(self, name: str) -> bool:
+        """A name that may hold a tensor at the loop (anything but a known number, list of numbers, or module)."""
+        from torchwise.analysis.values import SeqValue
+
+        owner = self.scope.owner_of(name)
+        if owner is None and self.scope.qualname(ast.Name(name, ast.Load())) is not None:
+            return False
+        for node in ast.walk(self.loop):
+            if isinstance(node, ast.Name) and node.id == name:
+                value = self.ctx.value(node)
+                if isinstance(value, ScalarValue):
+                    return False
+                if isinstance(value, SeqValue) and value.items is not None and all(
+                        isinstance(i, ScalarValue) for i in value.items):
+                    return False
+                return True
+        return True
+
+    def fresh_output(self, out: str, alloc) -> None:
+        if alloc is None or not self.fresh_allocation(alloc.value):
+            raise Doubt(f"`{out}` is not freshly allocated right before the loop")
+        if not rewrite.stands_alone(self.source, alloc):
+            raise Doubt(f"`{out}`'s allocation shares its line")
+        if (proof.captured(self.scope_node, out) or proof.declared_shared(self.scope, out)) \
+                and not proof.adjacent(self.ctx, alloc, self.loop):
+            raise Doubt(f"`{out}` may be seen by other code between its creation and the loop")
+        between = proof.statements_between(self.ctx, alloc, self.loop) or []
+        if any(proof.mentions(stmt, out) for stmt in between):
+            raise Doubt(f"`{out}` is used between its allocation and the loop")
+
+    def deletable(self, init) -> Optional[ast.stmt]:
+        if init is None or not rewrite.stands_alone(self.source, init):
+            return None
+        name = init.targets[0].id
+        if (proof.captured(self.scope_node, name) or proof.declared_shared(self.scope, name)) \
+                and not proof.adjacent(self.ctx, init, self.loop):
+            return None
+        return init
+
+    def new_row_major(self, vec: Vec) -> Vec:
+        """``vec`` as new memory laid out row-major, as the loop's result is: a copy where it is the data itself,
+        ``.contiguous()`` where the data's layout would carry over."""
+        if vec.rank == 0 and vec.batch_dims <= 1 or vec.row_major:
+            return vec if vec.fresh else replace(vec, text=f"{vec.atom()}.clone()", prec=ATOM, base=None, fresh=True)
+        if vec.fresh:
+            return replace(vec, text=f"{vec.atom()}.contiguous()", prec=ATOM, base=None)
+        return replace(vec, text=f"{vec.atom()}.clone(memory_format={self.torch()}.contiguous_format)", prec=ATOM,
+                       base=None, fresh=True)
+
+    @staticmethod
+    def stack_layout(vec: Vec) -> None:
+        if vec.rank >= 3 and not vec.row_major:
+            raise Doubt("the stacked values may not be row-major, and `torch.stack` would keep their layout")
+
+    def stacked_after(self, name: str):
+        """(statement, call, ``name = []``, how) for the statement right after the loop that turns the list
+        ``name`` into a tensor (``torch.stack``, ``torch.cat``, ``torch.tensor``), or keeps it ("list")."""
+        init = proof.binding_before(self.ctx, self.loop, name)
+        if init is None or not (isinstance(init.value, ast.List) and not init.value.elts):
+            return None
+        if not rewrite.stands_alone(self.source, init):
+            return None
+        if proof.captured(self.scope_node, name) or proof.declared_shared(self.scope, name):
+            return None
+        after = proof.next_statement(self.ctx, self.loop)
+        uses = [n for n in proof.own_nodes(self.scope_node) if isinstance(n, ast.Name) and n.id == name
+                and not _inside(n, self.loop) and n is not init.targets[0]]
+        if after is not None:
+            calls = [n for n in ast.walk(after) if isinstance(n, ast.Call) and len(n.args) == 1
+                     and isinstance(n.args[0], ast.Name) and n.args[0].id == name]
+            if len(calls) == 1:
+                call = calls[0]
+                how = {"torch.stack": "stack", "torch.cat": "cat", "torch.tensor": "tensor",
+                       "torch.concat": "cat", "torch.concatenate": "cat"}.get(self.scope.qualname(call.func))
+                loads = [u for u in uses if _inside(u, after)]
+                stores = [u for u in loads if isinstance(u.ctx, ast.Store)]
+                reads = [u for u in loads if isinstance(u.ctx, ast.Load)]
+                rest = [u for u in uses if not _inside(u, after)]
+                rebound_here = bool(stores) and isinstance(after, ast.Assign)
+                if how is not None and len(reads) == 1 and (not rest or rebound_here and _after_rebinding(
+                        rest, after)) and _call_options_ok(call, how):
+                    if how == "tensor" and call.keywords:
+                        return None
+                    return after, call, init, how
+        # The list itself is the result: every later use sees a list (of Python numbers, exactly).
+        return (None, None, init, "list") if all(_after_loop(u, self.loop) for u in uses) else None
+
+    def cat_dim(self, call: ast.Call) -> int:
+        if len(call.args) > 1:
+            return -1
+        for keyword in call.keywords:
+            if keyword.arg == "dim" and isinstance(keyword.value, ast.Constant):
+                return keyword.value.value
+            return -1
+        return 0
+
+
+def walks_tensors(ctx, levels: list, body: list) -> bool:
+    """The loop is over tensor elements: a level walks a tensor (or a list of them), or the body indexes a
+    tensor with a loop index (``x[i]``). Only such loops are flagged when no rewrite is proven."""
+    if any(e.kind in ("tensor", "list", "tolist") for level in levels for e in level.elements.values()):
+        return True
+    names = {name for level in levels for name in level.names}
+    for stmt in body:
+        # a loop variable and a tensor in one statement: `out[i] = ...`, `x ** i`, `m[bi, :] = v`
+        found = [n for n in ast.walk(stmt) if isinstance(n, ast.Name)]
+        if any(n.id in names for n in found) and any(_tensor_like(ctx.value(n)) for n in found if n.id not in names):
+            return True
+    return False
+
+
+def _tensor_like(value) -> bool:
+    return isinstance(value, TensorValue) or isinstance(value, SeqValue) and isinstance(value.each, TensorValue)
+
+
+def _calls_user(call: ast.Call, scope) -> bool:
+    """A call of code that is not torch's (it could make views or aliases we cannot see)."""
+    return scope.qualname(call.func) is None and not (isinstance(call.func, ast.Attribute))
+
+
+def rewrite_text(source, node: ast.AST) -> str:
+    return source.text_of(source.span(node))
+
+
+def _binop(op: str) -> ast.BinOp:
+    kinds = {"+": ast.Add(), "*": ast.Mult(), "-": ast.Sub()}
+    return ast.BinOp(left=ast.Constant(0), op=kinds[op], right=ast.Constant(0))
+
+
+def _inside(node: ast.AST, outer: ast.AST) -> bool:
+    return outer.lineno <= node.lineno and node.end_lineno <= outer.end_lineno and any(n is node
+                                                                                        for n in ast.walk(outer))
+
+
+def _after_loop(node: ast.AST, loop: ast.AST) -> bool:
+    return node.lineno > loop.end_lineno
+
+
+def _after_rebinding(rest: list, after: ast.stmt) -> bool:
+    """Every other use of the name comes after ``after`` rebinds it."""
+    return all(u.lineno > after.end_lineno for u in rest)
+
+
+def _call_options_ok(call: ast.Call, how: str) -> bool:
+    if how == "stack":
+        return all(k.arg == "dim" and isinstance(k.value, ast.Constant) and k.value.value == 0
+                   for k in call.keywords) and len(call.args) == 1
+    if how == "cat":
+        return len(call.args) == 1 and all(k.arg == "dim" and isinstance(k.value, ast.Constant)
+                                           and k.value.value == 0 for k in call.keywords)
+    return True
+
+
+def _has_effects(loop: ast.For) -> bool:
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _IO_CALLS:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TRAINING:
+            return True
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal, ast.While, ast.Try,
+                             ast.With, ast.FunctionDef, ast.ClassDef, ast.Lambda, ast.Raise, ast.Assert,
+                             ast.Delete)):
+            return True
+    return False
+
+
+def _syntactic_code(statements: list, levels: list) -> Optional[str]:
+    """The rule a per-element body is for (to flag it when no rewrite is proven), or None: not one."""
+    appends = stores = accumulates = conditional = False
+    for stmt in statements:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Break, ast.Return)):
+                return None
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append":
+                appends = True
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for t in node.targets):
+                stores = True
+            if isinstance(node, ast.AugAssign):
+                if isinstance(node.target, ast.Subscript):
+                    stores = True
+                else:
+                    accumulates = True
+            if isinstance(node, ast.If):
+                conditional = True
+    if stores:
+        return "TW401"
+    if appends:
+        if levels[0].kind == "list":
+            return "TW406"
+        return "TW403" if conditional else "TW401"
+    if accumulates:
+        return "TW405"
+    return None
+

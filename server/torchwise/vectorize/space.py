@@ -1,0 +1,331 @@
+"""The iteration space of a loop: what each loop variable stands for, as a walk along a tensor.
+
+A loop (or each of several nested loops) is one *level*. Its variables are an index (``i`` of
+``range(N)``, of ``enumerate``) and elements (``v`` of ``for v in x``, ``zip(x, y)``, a list of
+tensors, ``x.tolist()``). Vectorized, the level is one leading dimension of size ``count``: the
+index becomes ``torch.arange(...)`` and an element the whole tensor it walks.
+
+``range`` walks may start, step and run backwards (``range(1, N)``, ``reversed(range(N))``): the
+index takes the values ``start + step * k`` for ``k`` in ``0..count-1``.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Optional
+
+from torchwise.analysis import dims
+from torchwise.analysis.dtypes import DType
+from torchwise.analysis.values import ScalarValue, SeqValue, SymbolicValue, TensorValue
+
+Dim = object  # int | dims.Sym
+
+
+class Unwalkable(Exception):
+    """The loop header is not a walk this module understands (the reason is the message)."""
+
+
+@dataclass
+class Element:
+    """One element variable: the tensor (or list) it walks, as vectorized text, and its facts."""
+
+    text: str  # the whole thing walked, as code (`x`, `torch.stack(images)`, `torch.tensor(weights)`)
+    whole: object  # its facts: a TensorValue whose dim 0 is the walk
+    kind: str  # "tensor" | "list" (of tensors) | "numbers" (a Python list of numbers) | "tolist"
+    fresh: bool = False  # the text makes new memory
+    item: object = None  # for "numbers" / "tolist": what one element is (a ScalarValue)
+    roots: tuple = ()  # the names the walked expression reads
+
+
+@dataclass
+class Level:
+    count: Dim  # how many iterations (an int or a symbolic size); None: unknown (a list)
+    count_text: Optional[str]  # code giving the count
+    index: Optional[str] = None  # the index variable, if any
+    start: Dim = 0  # index values: start + step * k
+    step: int = 1
+    arange: Optional[str] = None  # code (without the torch prefix) for the index values: "arange(1, N)"
+    elements: dict = field(default_factory=dict)  # name -> Element
+    kind: str = "range"  # "range" | "tensor" | "list"
+    stop_text: Optional[str] = None  # a range's stop, as written (`len(u) - 1`)
+
+    @property
+    def names(self) -> set:
+        return ({self.index} - {None}) | set(self.elements)
+
+
+def text(source, node: ast.AST) -> str:
+    return source.text_of(source.span(node))
+
+
+def is_builtin(node: ast.expr, name: str, scope) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name \
+        and scope.owner_of(name) is None
+
+
+def int_value(ctx, node: ast.expr):
+    """The int (or symbolic size) an expression certainly is, else None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) is int:
+        return -node.operand.value
+    value = ctx.value(node)
+    if isinstance(value, ScalarValue) and value.kind == "int" and value.value is not None:
+        return value.value
+    if isinstance(value, SymbolicValue):
+        return value.dim
+    return None
+
+
+class Walker:
+    """Builds the level of one ``for`` header (or comprehension generator)."""
+
+    def __init__(self, ctx, scope, torch: str, pure):
+        self.ctx = ctx
+        self.scope = scope
+        self.source = ctx.source
+        self.torch = torch
+        self.pure = pure  # raises when an expression may have effects
+
+    def level(self, target: ast.expr, iterable: ast.expr) -> Level:
+        level = self._level(target, iterable)
+        roots = tuple(n.id for n in ast.walk(iterable) if isinstance(n, ast.Name))
+        for element in level.elements.values():
+            if not element.roots:
+                element.roots = roots
+        return level
+
+    def _level(self, target: ast.expr, iterable: ast.expr) -> Level:
+        if is_builtin(iterable, "enumerate", self.scope):
+            return self.enumerated(target, iterable)
+        if is_builtin(iterable, "zip", self.scope):
+            return self.zipped(target, iterable)
+        if not isinstance(target, ast.Name):
+            raise Unwalkable("the loop target is not a plain name")
+        if is_builtin(iterable, "range", self.scope):
+            return self.range_level(target.id, iterable)
+        if is_builtin(iterable, "reversed", self.scope) and len(iterable.args) == 1 \
+                and is_builtin(iterable.args[0], "range", self.scope) and not iterable.keywords:
+            return self.reversed_range(target.id, iterable.args[0])
+        element, count = self.element(iterable)
+        return Level(count, self._count_text(element, count), elements={target.id: element},
+                     kind="list" if element.kind == "list" else "tensor")
+
+    # -- ranges ---------------------------------------------------------------------------------
+    def range_level(self, name: str, call: ast.Call) -> Level:
+        args = call.args
+        if call.keywords or not 1 <= len(args) <= 3 or any(isinstance(a, ast.Starred) for a in args):
+            raise Unwalkable("a `range` not understood")
+        for arg in args:
+            self.pure(arg)
+        bounds = [int_value(self.ctx, a) for a in args]
+        if any(b is None for b in bounds):
+            raise Unwalkable("the number of iterations is unknown")
+        start, stop = (0, bounds[0]) if len(args) == 1 else (bounds[0], bounds[1])
+        step = bounds[2] if len(args) == 3 else 1
+        if type(step) is not int or step == 0:
+            raise Unwalkable("a `range` whose step is not a known int")
+        count = _range_count(start, stop, step)
+        if count is None:
+            raise Unwalkable("the number of iterations is unknown")
+        inside = ", ".join(text(self.source, a) for a in args)
+        count_text = text(self.source, args[0]) if len(args) == 1 else None
+        if count_text is None and type(count) is int:
+            count_text = str(count)
+        stop_text = text(self.source, args[0] if len(args) == 1 else args[1])
+        return Level(count, count_text, index=name, start=start, step=step, arange=f"arange({inside})",
+                     stop_text=stop_text)
+
+    def reversed_range(self, name: str, call: ast.Call) -> Level:
+        forward = self.range_level(name, call)
+        if forward.step != 1:
+            raise Unwalkable("`reversed` of a stepped range")
+        forward.start = forward.start + forward.count - 1
+        forward.step = -1
+        forward.arange = f"{forward.arange}.flip(0)"
+        return forward
+
+    # -- elements --------------------------------------------------------------------------------
+    def element(self, iterable: ast.expr) -> tuple:
+        """(Element, count) for ``for v in iterable``."""
+        value = self.ctx.value(iterable)
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
+                and iterable.func.attr == "tolist" and not iterable.args and not iterable.keywords:
+            inner = self.ctx.value(iterable.func.value)
+            if isinstance(inner, TensorValue) and inner.shape is not None and len(inner.shape) == 1 \
+                    and inner.dtype is not None:
+                self.pure(iterable.func.value)
+                base = text(self.source, iterable.func.value)
+                kind = "bool" if inner.dtype.short == "bool" else \
+                    "float" if inner.dtype.short.startswith(("float", "bfloat")) else "int"
+                if inner.dtype.short.startswith("complex"):
+                    raise Unwalkable("complex numbers")
+                return Element(_atom(base, iterable.func.value), inner, "tolist", item=ScalarValue(kind)), \
+                    inner.shape[0]
+        if isinstance(value, TensorValue):
+            if value.dtype is None or value.shape is None or not value.shape or value.device is None:
+                raise Unwalkable("the iterated tensor's dtype, shape or device is unknown")
+            self.pure(iterable)
+            return Element(_atom(text(self.source, iterable), iterable), value, "tensor",
+                           fresh=not isinstance(iterable, (ast.Name, ast.Attribute, ast.Subscript))), value.shape[0]
+        if isinstance(iterable, ast.Name):
+            listed = self.list_of_tensors(iterable)
+            if listed is not None:
+                return listed
+            numbers = self.list_of_numbers(iterable)
+            if numbers is not None:
+                return numbers
+        raise Unwalkable("not a walk over a tensor, a range or a list of same-shaped tensors")
+
+    def list_of_tensors(self, name: ast.Name):
+        """A list of same-shaped tensors: what every item is, from the engine's facts at the loop (or from the
+        list's one binding, when the list is built once and never changed)."""
+        from torchwise.vectorize import proof
+
+        value = self.ctx.value(name)
+        item, length = (value.each, sequence_length(value)) if isinstance(value, SeqValue) \
+            and value.kind in ("list", "tuple") else (None, None)
+        if not _known_tensor(item):
+            if not isinstance(value, SeqValue):
+                return None  # not known to be a list at all (a loader, a generator): no need to look further
+            found = proof.list_element(self.ctx, self.scope, name)
+            if found is None:
+                return None
+            item, length = found
+        if not proof.list_stable(self.ctx, self.scope, name.id):
+            return None
+        whole = TensorValue(item.dtype, (length if length is not None else dims.Sym.fresh("n"),) + tuple(item.shape),
+                            item.device, _stacked_strides(item, length), item.requires_grad, None)
+        return Element(f"{self.torch}.stack({name.id})", whole, "list", fresh=True), length
+
+    def list_of_numbers(self, name: ast.Name):
+        """A list (or tuple) of Python numbers: ``torch.tensor(name)`` walks the same values."""
+        from torchwise.vectorize import proof
+
+        value = self.ctx.value(name)
+        if not (isinstance(value, SeqValue) and value.kind in ("list", "tuple") and value.items):
+            return None
+        kinds = {item.kind if isinstance(item, ScalarValue) else None for item in value.items}
+        if not kinds <= {"int", "float"} or not proof.list_stable(self.ctx, self.scope, name.id):
+            return None
+        kind = "float" if "float" in kinds else "int"
+        dtype = self.ctx.facts.default_float if kind == "float" else DType.int64
+        if dtype is None:
+            return None
+        whole = TensorValue(dtype, (len(value.items),), "cpu", (1,), False, True)
+        return Element(f"{self.torch}.tensor({name.id})", whole, "numbers", fresh=True, item=ScalarValue(kind)), \
+            len(value.items)
+
+    def enumerated(self, target: ast.expr, call: ast.Call) -> Level:
+        if call.keywords or len(call.args) != 1 or not (isinstance(target, ast.Tuple) and len(target.elts) == 2
+                                                        and isinstance(target.elts[0], ast.Name)):
+            raise Unwalkable("an `enumerate` with a start, or a target not understood")
+        level = self.level(target.elts[1], call.args[0])
+        index = target.elts[0].id
+        if level.index is not None or index in level.names:
+            raise Unwalkable("`enumerate` of something other than tensors")
+        level.index = index
+        level.arange = f"arange({level.count_text})" if level.count_text else None
+        return level
+
+    def zipped(self, target: ast.expr, call: ast.Call) -> Level:
+        """``zip`` stops at the shortest: the lengths must be known equal, or known ints (the longer walks are
+        cut to the shortest: ``zip(a, b)`` of 100 and 80 items walks ``a[:80]`` and ``b``)."""
+        if call.keywords or len(call.args) < 2 or not isinstance(target, ast.Tuple) \
+                or len(target.elts) != len(call.args):
+            raise Unwalkable("a `zip` not understood")
+        parts = []
+        for name, iterable in zip(target.elts, call.args):
+            part = self.level(name, iterable)
+            if part.index is not None:
+                raise Unwalkable("`zip` of a range")
+            parts.append(part)
+        counts = [p.count for p in parts]
+        if any(c is None for c in counts):
+            raise Unwalkable("`zip` of something whose length is unknown")
+        shortest = counts[0]
+        if not all(dims.dim_eq(c, shortest) is True for c in counts):
+            if not all(type(c) is int for c in counts):
+                raise Unwalkable(f"`zip` stops at the shortest, and the lengths "
+                                 f"{' and '.join(_fmt(c) for c in counts)} may differ")
+            shortest = min(counts)
+            for part in parts:
+                if part.count != shortest:
+                    part.elements = {n: _cut(e, shortest) for n, e in part.elements.items()}
+                    part.count = shortest
+                    part.count_text = str(shortest)
+        level = parts[0]
+        for part in parts[1:]:
+            if part.names & level.names:
+                raise Unwalkable("a name bound twice")
+            level.elements.update(part.elements)
+            if level.kind == "list" and part.kind != "list":
+                level.kind = part.kind
+                level.count_text = part.count_text
+        return level
+
+    def _count_text(self, element: Element, count) -> Optional[str]:
+        if type(count) is int:
+            return str(count)
+        if element.kind == "tensor":
+            return f"{element.text}.shape[0]"
+        if element.kind == "list":
+            return f"len({element.text[len(self.torch) + len('.stack('):-1]})"
+        return None
+
+
+def _cut(element: Element, count: int) -> Element:
+    """The element walk of only the first ``count`` items (what ``zip`` reaches)."""
+    if element.kind == "list":
+        inner = element.text[element.text.index("(") + 1:-1]
+        text = element.text.replace(f"({inner})", f"({inner}[:{count}])")
+    elif element.kind == "numbers":
+        inner = element.text[element.text.index("(") + 1:-1]
+        text = element.text.replace(f"({inner})", f"({inner}[:{count}])")
+    else:
+        text = f"{element.text}[:{count}]"
+    whole = element.whole.with_(shape=(count,) + tuple(element.whole.shape[1:]))
+    return Element(text, whole, element.kind, element.fresh, element.item, element.roots)
+
+
+def _known_tensor(value) -> bool:
+    return isinstance(value, TensorValue) and value.dtype is not None and value.shape is not None \
+        and value.device is not None
+
+
+def _range_count(start, stop, step: int):
+    """How many values ``range(start, stop, step)`` takes, when certain (never negative)."""
+    if type(start) is int and type(stop) is int:
+        return len(range(start, stop, step))
+    if step == 1:
+        count = stop - start
+        return count if dims.dim_lt(-1, count) is True else None
+    return None
+
+
+def _stacked_strides(value: TensorValue, length):
+    """``torch.stack`` of row-major items is row-major; of other items it may keep their layout."""
+    from torchwise.analysis import layout
+
+    if value.shape is None or length is None or layout.is_contiguous(value.shape, value.strides) is not True:
+        return None
+    return layout.contiguous_strides((length, *value.shape))
+
+
+def _atom(code: str, node: ast.AST) -> str:
+    return code if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) and "\n" not in code \
+        else f"({code})"
+
+
+def _fmt(count) -> str:
+    return "?" if count is None else dims.fmt_dim(count)
+
+
+def sequence_length(value) -> Optional[Dim]:
+    if isinstance(value, SeqValue):
+        if value.items is not None:
+            return len(value.items)
+        return value.length
+    return None
