@@ -11,6 +11,7 @@ const DEFAULTS: ServerSettings = {
   ignore: [],
   severity: {},
   benchmark: { device: "auto", timeLimit: 30 },
+  inlayHints: { shapes: true, dtypes: true },
   trusted: false,
 };
 
@@ -27,6 +28,8 @@ describe("readServerSettings", () => {
         severity: { TW201: "off", TW101: "hint" },
         "benchmark.device": "cuda",
         "benchmark.timeLimit": 5.5,
+        "inlayHints.shapes": false,
+        "inlayHints.dtypes": false,
       }),
     );
     assert.deepEqual(settings, {
@@ -34,6 +37,7 @@ describe("readServerSettings", () => {
       ignore: ["TW3"],
       severity: { TW201: "off", TW101: "hint" },
       benchmark: { device: "cuda", timeLimit: 5.5 },
+      inlayHints: { shapes: false, dtypes: false },
       trusted: false,
     });
   });
@@ -53,6 +57,8 @@ describe("readServerSettings", () => {
         severity: ["TW201"],
         "benchmark.device": "tpu",
         "benchmark.timeLimit": "30",
+        "inlayHints.shapes": "no",
+        "inlayHints.dtypes": 0,
       }),
     );
     assert.deepEqual(settings, DEFAULTS);

@@ -16,6 +16,11 @@ export interface ServerSettings {
     device: Device;
     timeLimit: number;
   };
+  /** Inlay hints after assignments: the tensor's shape, and its dtype when it is not the default. */
+  inlayHints: {
+    shapes: boolean;
+    dtypes: boolean;
+  };
   /**
    * Whether the workspace is trusted (`workspace.isTrusted`). The server offers and runs the
    * benchmark, which executes the workspace's code, only when this is true.
@@ -59,6 +64,10 @@ function severityMap(value: unknown): Record<string, Severity> {
   return result;
 }
 
+function flag(value: unknown): boolean {
+  return typeof value === "boolean" ? value : true;
+}
+
 function timeLimit(value: unknown): number {
   if (typeof value !== "number" || !Number.isFinite(value)) {
     return DEFAULT_TIME_LIMIT;
@@ -80,6 +89,10 @@ export function readServerSettings(config: ConfigReader, interpreter?: string, t
     benchmark: {
       device: isOneOf(device, DEVICES) ? device : "auto",
       timeLimit: timeLimit(config.get("benchmark.timeLimit")),
+    },
+    inlayHints: {
+      shapes: flag(config.get("inlayHints.shapes")),
+      dtypes: flag(config.get("inlayHints.dtypes")),
     },
     // Never read from the configuration: a workspace's settings.json must not vouch for itself.
     trusted,

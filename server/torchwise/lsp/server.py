@@ -389,6 +389,9 @@ def did_change_configuration(ls: TorchwiseServer, params: types.DidChangeConfigu
     ls.folder_requests.clear()
     for uri in {documents.unit_of(ls.workspace, uri) for uri in ls.workspace.text_documents}:
         ls.schedule(uri, delay=0)
+    capabilities = ls.client_capabilities.workspace
+    if capabilities and capabilities.inlay_hint and capabilities.inlay_hint.refresh_support:
+        ls.workspace_inlay_hint_refresh(None)  # the inlayHints settings may have changed
 
 
 @server.feature(
@@ -483,6 +486,41 @@ async def hover(ls: TorchwiseServer, params: types.HoverParams) -> types.Hover |
         found = (f"{found[0]}\n\n---\n{measured}", found[1])
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=found[0]),
                        range=to_lsp_range(view.lines, local, ls.encoding))
+
+
+@server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
+async def inlay_hint(ls: TorchwiseServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+    """Support inlay hints: after an assignment whose tensor facts are known, its shape in named dims and a dtype
+    that is not the default (settings ``torchwise.inlayHints.shapes`` / ``dtypes``); nothing where unknown."""
+    from torchwise.lsp.inlay import hints
+
+    uri = params.text_document.uri
+    settings = await ls.settings_for(uri)
+    if not (settings.inlay_shapes or settings.inlay_dtypes):
+        return []
+    view = await ls.reading_view(uri)
+    if view is None:
+        return []
+    analysis = view.checked.analysis
+    first = view.to_unit(Position(params.range.start.line, 0))
+    last = view.to_unit(Position(params.range.end.line, 0))
+    # In a notebook cell, or through an older text: lines that do not map fall back to the whole unit (hints
+    # outside this document are dropped below).
+    first_line = first.line if first is not None else 0
+    last_line = last.line if last is not None else len(analysis.source.lines)
+    try:
+        found = hints(analysis.source, analysis.facts, first_line, last_line, settings.inlay_shapes,
+                      settings.inlay_dtypes)
+    except Exception:  # hints must never break the server
+        ls.log(f"torchwise: inlay hints failed:\n{traceback.format_exc()}", types.MessageType.Error)
+        return []
+    result = []
+    for position, label in found:
+        local = view.to_local(Span(position, position))
+        if local is not None:
+            result.append(types.InlayHint(position=to_lsp_range(view.lines, local, ls.encoding).start, label=label,
+                                          kind=types.InlayHintKind.Type, padding_left=False))
+    return result
 
 
 @server.feature(types.TEXT_DOCUMENT_CODE_LENS)

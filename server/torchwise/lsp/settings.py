@@ -24,6 +24,9 @@ class EditorSettings:
     # The editor vouches for the workspace (VS Code: workspace trust). Until then the benchmark, which runs
     # the workspace's code, is neither offered nor run. Read only from the client, never from pyproject.toml.
     trusted: bool = False
+    # Inlay hints after assignments (`: (B, T, n_embd)`, `: (N,) int64`): the shape, and a dtype that is not the default.
+    inlay_shapes: bool = True
+    inlay_dtypes: bool = True
 
 
 def parse_settings(data: Any) -> tuple[EditorSettings, list[str]]:
@@ -58,4 +61,12 @@ def parse_settings(data: Any) -> tuple[EditorSettings, list[str]]:
     if not isinstance(trusted, bool):
         problems.append("torchwise.trusted: expected true or false; using false")
         trusted = False
-    return EditorSettings(rules, device, float(limit), tuple(sorted(sizes.items())), interpreter, trusted), problems
+    hints = data.get("inlayHints") if isinstance(data.get("inlayHints"), Mapping) else {}
+    shown = {}
+    for key in ("shapes", "dtypes"):
+        shown[key] = hints.get(key, True)
+        if not isinstance(shown[key], bool):
+            problems.append(f"torchwise.inlayHints.{key}: expected true or false; using true")
+            shown[key] = True
+    return EditorSettings(rules, device, float(limit), tuple(sorted(sizes.items())), interpreter, trusted,
+                          inlay_shapes=shown["shapes"], inlay_dtypes=shown["dtypes"]), problems
