@@ -394,28 +394,104 @@ def did_change_configuration(ls: TorchwiseServer, params: types.DidChangeConfigu
         ls.workspace_inlay_hint_refresh(None)  # the inlayHints settings may have changed
 
 
+FIX_ALL_KIND = "source.fixAll.torchwise"  # editor.codeActionsOnSave: {"source.fixAll": "explicit"} asks for it
+
+
+def _asks_for(only: list[str] | None, kind: str, by_default: bool) -> bool:
+    """Whether a code action request whose ``only`` is ``only`` wants actions of ``kind`` (kinds are dotted
+    hierarchies: ``source`` and ``source.fixAll`` both include ``source.fixAll.torchwise``)."""
+    if not only:
+        return by_default
+    return any(kind == k or kind.startswith(k + ".") for k in only)
+
+
 @server.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=False),
 )
 async def code_action(ls: TorchwiseServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-    """Support quick fixes for the findings in the requested range."""
-    if params.context.only and not any(k.startswith(types.CodeActionKind.QuickFix) for k in params.context.only):
+    """Support quick fixes for the findings in the requested range (with "Fix all TWxxx in this file" where a code
+    has several preferred fixes), and ``source.fixAll.torchwise``: every preferred fix of the document at once."""
+    only = params.context.only
+    quick, fix_all = _asks_for(only, types.CodeActionKind.QuickFix, True), _asks_for(only, FIX_ALL_KIND, False)
+    if not (quick or fix_all):
         return []
     view = await ls.view(params.text_document.uri)
     if view is None:
         return []
+    actions: list[types.CodeAction] = []
+    if fix_all:
+        action = await _fix_all_action(ls, view, None)
+        if action is not None:
+            actions.append(action)
+    if not quick:
+        return actions
     wanted = Span(from_lsp_position(view.lines, params.range.start, ls.encoding),
                   from_lsp_position(view.lines, params.range.end, ls.encoding))
-    actions: list[types.CodeAction] = []
-    for finding, span in view.findings():
+    in_file = view.findings()
+    fixable = {}
+    for finding, _ in in_file:
+        if finding.autofix is not None:
+            fixable[finding.code] = fixable.get(finding.code, 0) + 1
+    offered: set[str] = set()
+    for finding, span in in_file:
         if span.start <= wanted.end and wanted.start <= span.end:
             diagnostic = to_diagnostic(view.lines, finding, span, ls.encoding)
             actions.extend(_fix_actions(ls, view, finding, diagnostic))
+            if fixable.get(finding.code, 0) > 1 and finding.code not in offered:
+                offered.add(finding.code)
+                every = await _fix_all_action(ls, view, finding.code, diagnostic)
+                if every is not None:
+                    actions.append(every)
             suppress = _suppress_action(ls, view, finding, span, diagnostic)
             if suppress is not None:
                 actions.append(suppress)
     return actions
+
+
+async def _fix_all_action(ls: TorchwiseServer, view: documents.View, code: str | None,
+                          diagnostic: types.Diagnostic | None = None) -> types.CodeAction | None:
+    """Every preferred fix in ``view``'s document (of ``code`` only, when given) as one action; None when there is
+    nothing to fix. A file is analysed again between passes, in the analysis thread, as ``torchwise check --fix``
+    does; a notebook cell gets one pass."""
+    from torchwise.lsp import fixall
+    from torchwise.notebook import python_source
+
+    lines = list(view.lines)
+    text = "".join(lines)
+    checked = view.checked
+    wanted = (lambda f: True) if code is None else (lambda f: f.code == code)
+
+    def build() -> str:
+        if view.cell is None and view.is_current:
+            def reanalyze(new_text: str):
+                analysis = analyze(new_text, checked.path or view.unit, checked.config)
+                return None if analysis.parse_error is not None else analysis.findings
+            return fixall.fixed_file(text, list(checked.analysis.findings), reanalyze, wanted)
+        local = []
+        for finding, _ in view.findings():
+            if wanted(finding) and finding.autofix is not None:
+                spans = [(view.to_local(e.span), e.new_text) for e in fixall.preferred_edits([finding])]
+                if spans and all(span is not None for span, _ in spans):
+                    local.extend(spans)
+        return fixall.fixed_cell(text, local, python_source)
+    try:
+        new_text = await asyncio.get_running_loop().run_in_executor(ls.analysis_pool, build)
+    except Exception:  # a fix that cannot be built is not offered
+        ls.log(f"torchwise: fix-all failed:\n{traceback.format_exc()}", types.MessageType.Error)
+        return None
+    region = fixall.changed_region(text, new_text)
+    if region is None:
+        return None
+    start, end, replacement = region
+    span = Span(fixall.position_at(lines, start), fixall.position_at(lines, end))
+    edit = types.TextEdit(range=to_lsp_range(view.lines, span, ls.encoding), new_text=replacement)
+    if code is None:
+        return types.CodeAction(title="torchwise: Fix all auto-fixable problems", kind=FIX_ALL_KIND,
+                                edit=_workspace_edit(view.uri, view.version, [edit]))
+    return types.CodeAction(title=f"Fix all {code} in this file", kind=types.CodeActionKind.QuickFix,
+                            diagnostics=[diagnostic] if diagnostic is not None else None,
+                            edit=_workspace_edit(view.uri, view.version, [edit]))
 
 
 def _workspace_edit(uri: str, version: int | None, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
