@@ -42,11 +42,16 @@ def to_lsp_range(lines: Sequence[str], span: Span, encoding: str) -> types.Range
 
 
 def to_diagnostic(lines: Sequence[str], finding: Finding, span: Span, encoding: str) -> types.Diagnostic:
-    """The finding as an LSP diagnostic; ``span`` is where it is in the document ``lines`` belong to."""
+    """The finding as an LSP diagnostic; ``span`` is where it is in the document ``lines`` belong to. Its code links
+    to the rule's page (a file the editor opens offline; see ``torchwise.ruledocs``)."""
+    from torchwise.ruledocs import page_path
+
+    page = page_path(finding.code)
     return types.Diagnostic(
         range=to_lsp_range(lines, span, encoding),
         message=finding.message,
         severity=types.DiagnosticSeverity(int(finding.severity)),
         code=finding.code,
+        code_description=types.CodeDescription(href=page.as_uri()) if page is not None else None,
         source="torchwise",
     )

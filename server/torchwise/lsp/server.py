@@ -26,6 +26,7 @@ from torchwise.lsp.settings import EditorSettings, parse_settings
 from torchwise.lsp.unchanged import statement_ends
 
 BENCHMARK_COMMAND = "torchwise.benchmarkLoop"  # the spec's name (torchwise.bench.service.COMMAND)
+RULE_DOCS_COMMAND = "torchwise.showRuleDocs"  # [code]: opens the rule's page in the editor
 # Typing pauses shorter than this are not worth an analysis. TORCHWISE_DEBOUNCE_MS overrides it
 # (benchmarks set 0 to measure analysis latency alone).
 DEBOUNCE_S = float(os.environ.get("TORCHWISE_DEBOUNCE_MS", "100")) / 1000
@@ -434,6 +435,7 @@ async def code_action(ls: TorchwiseServer, params: types.CodeActionParams) -> li
         if finding.autofix is not None:
             fixable[finding.code] = fixable.get(finding.code, 0) + 1
     offered: set[str] = set()
+    documented: set[str] = set()
     for finding, span in in_file:
         if span.start <= wanted.end and wanted.start <= span.end:
             diagnostic = to_diagnostic(view.lines, finding, span, ls.encoding)
@@ -446,6 +448,13 @@ async def code_action(ls: TorchwiseServer, params: types.CodeActionParams) -> li
             suppress = _suppress_action(ls, view, finding, span, diagnostic)
             if suppress is not None:
                 actions.append(suppress)
+            if finding.code not in documented:
+                documented.add(finding.code)
+                actions.append(types.CodeAction(
+                    title=f"Show documentation for {finding.code}", kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic], command=types.Command(
+                        title=f"Show documentation for {finding.code}", command=RULE_DOCS_COMMAND,
+                        arguments=[finding.code])))
     return actions
 
 
@@ -619,6 +628,25 @@ async def code_lens(ls: TorchwiseServer, params: types.CodeLensParams) -> list[t
         lenses.append(types.CodeLens(range=types.Range(start=where, end=where), command=types.Command(
             title=lens.title, command=lens.command, arguments=[view.uri, at.start.line])))
     return lenses
+
+
+@server.command(RULE_DOCS_COMMAND)
+async def show_rule_docs(ls: TorchwiseServer, code: str) -> dict:
+    """Open the page of rule ``code`` in the editor (``window/showDocument``; a file written from the rule's own
+    docs, so it opens offline); a client that cannot show documents gets the page's path in a message."""
+    from torchwise.ruledocs import page_path
+
+    page = page_path(str(code).upper())
+    if page is None:
+        return {"uri": None, "message": f"torchwise: no rule {code!r}"}
+    uri = page.as_uri()
+    window = ls.client_capabilities.window
+    if window is not None and window.show_document is not None and window.show_document.support:
+        await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
+    else:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
+                                                       message=f"torchwise: {code} is documented in {page}"))
+    return {"uri": uri, "message": f"torchwise: {code}: {page}"}
 
 
 def _no_result(message: str) -> dict:
