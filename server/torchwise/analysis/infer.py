@@ -196,6 +196,7 @@ class Inference:
         module_defaults = (self.default_float, self.default_float_why, self.default_device, self.grad_enabled)
         for info in self.classes.values():  # what each __init__ sets: every method reads it
             self._unit(info, float_default, None)
+        self._specialized.clear()  # calls run before the attributes were known: their values knew less
         # Then every method and function, callers before callees: a callee's parameters take the facts of its
         # call sites, once all of them have been seen.
         self._callers_order = self._callers_first()
@@ -212,7 +213,9 @@ class Inference:
         self._in_function = False
         self._units_pending = False
         if self.functions or self.classes:
-            # Module code that calls this file's functions gets their summaries on a second pass.
+            # Module code that calls this file's functions gets their summaries on a second pass (and calls
+            # analysed on the first, before any unit ran, are analysed again).
+            self._specialized.clear()
             self._reset_defaults()
             self.module_env = Env(self.index.module_scope)
             self._exec_block(tree.body, self.module_env)
@@ -1463,6 +1466,11 @@ class Inference:
                     value = join(value, other.get(node))
                 if value is not None:
                     self.values[node] = value
+        elif isinstance(function, ast.Name) and env.scope.owner_of(function.id) is self.index.module_scope \
+                and function.id in self.functions:
+            # `map(l2norm, (q, k))` of a function of this module: called once per item, as `l2norm(q)` would be
+            for item in items.items:
+                results.append(self._call_name(function.id, ops.Call(call.node, [item], {}, False, env), env))
         else:
             qualname = env.scope.qualname(function)
             if qualname is None:
@@ -1788,6 +1796,7 @@ _INT_ARGUMENTS = {"torch.nn.Linear": 2, "torch.nn.Embedding": 2, "torch.nn.Conv1
                   "torch.nn.LSTM": 2, "torch.nn.GRU": 2, "torch.nn.RNN": 2, "torch.nn.Bilinear": 3}
 _INT_SIZE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty"})
 _INT_SIZE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand"})
+_SIZE_TUPLE_FACTORIES = _INT_SIZE_FACTORIES | {"torch.full"}
 
 
 def _int_uses(index: ModuleIndex, cache: dict) -> tuple:
@@ -1823,7 +1832,12 @@ def _int_uses_in(nodes) -> tuple:
             qualname = scope.qualname(func)
             count = _INT_ARGUMENTS.get(qualname, 0) or (len(node.args) if qualname in _INT_SIZE_FACTORIES
                                                          and len(node.args) >= 2 else 0)
-        for arg in node.args[:count]:
+        sized = list(node.args[:count])
+        if node.args and isinstance(node.args[0], (ast.Tuple, ast.List)) and (
+                isinstance(func, ast.Attribute) and func.attr in _INT_SIZE_METHODS
+                or scope.qualname(func) in _SIZE_TUPLE_FACTORIES):
+            sized += node.args[0].elts  # `torch.full((dim,), 0.1)`, `x.view((B, -1))`: each a size
+        for arg in sized:
             for part in _size_leaves(arg):  # `3 * config.n_embd`, `dim_head * heads`: the sizes in it
                 if isinstance(part, ast.Name):
                     names.setdefault(_function_node(scope), set()).add(part.id)

@@ -136,9 +136,11 @@ def _conv(rank: int, transposed: bool):
     def tensors(s: Settings):
         c_in, c_out, groups = s.int("in_channels"), s.int("out_channels"), s.int("groups")
         kernel = s.sizes("kernel_size", rank)
-        if None in (c_in, c_out, groups, kernel) or not isinstance(groups, int) or groups <= 0:
+        if None in (c_in, c_out, groups, kernel) or isinstance(groups, int) and groups <= 0:
             return None
-        per_group = dims.floordiv(c_out if transposed else c_in, groups)
+        per_group = dims.floordiv(c_out if transposed else c_in, groups)  # `groups=dim` (depthwise): 1
+        if per_group is None:
+            return None
         weight = (c_in, per_group, *kernel) if transposed else (c_out, per_group, *kernel)
         return [("weight", weight, PARAM)] + _optional(s.flag("bias"), ("bias", (c_out,), PARAM))
     return tensors
