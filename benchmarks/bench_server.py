@@ -439,7 +439,8 @@ def run_cli(paths: list[Path], timeout: float, fmt: str = "json") -> tuple[float
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run([*cli_command(), "check", *map(str, paths), "--format", fmt],
+        # --no-cache: every run analyses (the cache would make the second and third runs cost nothing).
+        proc = subprocess.run([*cli_command(), "check", *map(str, paths), "--format", fmt, "--no-cache"],
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as err:
         raise BenchError(f"`torchwise check` did not finish in {timeout:.0f} s") from err

@@ -29,8 +29,19 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", action="append", metavar="CODES", help="skip these rule codes or prefixes")
     check.add_argument("--exclude", action="append", default=[], metavar="PATTERN",
                        help="gitignore-style pattern of paths to skip (in addition to .gitignore and venvs)")
-    check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text",
+                       help="text (the default), json, sarif (GitHub code scanning) or github (workflow annotations)")
     check.add_argument("--fix", action="store_true", help="apply the preferred fix of each finding in place")
+    check.add_argument("--diff", action="store_true",
+                       help="print the changes --fix would make, as a unified diff, and write nothing")
+    check.add_argument("--statistics", action="store_true", help="count the findings per rule instead of listing them")
+    check.add_argument("--exit-zero", action="store_true",
+                       help="exit 0 even when there are findings (2 still means something could not be checked)")
+    check.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
+                       help="check on N processes (default 0: one per core)")
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    check.add_argument("--cache-dir", metavar="DIR",
+                       help=f"where results are kept by content (default: $TORCHWISE_CACHE_DIR, else ./{'.torchwise_cache'})")
 
     rules = sub.add_parser("rules", help="list the rules, or show one rule's docs")
     rules.add_argument("code", nargs="?")
@@ -76,10 +87,21 @@ def _rules(code: str | None) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from torchwise import report
+    from torchwise import batch, report
     from torchwise.config import RuleConfig
     from torchwise.discovery import discover
 
+    if args.fix and args.diff:
+        print("torchwise: --fix writes the fixes, --diff only shows them: choose one", file=sys.stderr)
+        return EXIT_ERROR
+    if args.jobs < 0:
+        print("torchwise: --jobs takes a number of processes (0: one per core)", file=sys.stderr)
+        return EXIT_ERROR
+    jobs = args.jobs or batch.default_jobs()
+    # --fix neither reads nor writes the cache: the file is read once, right before it is analysed and rewritten
+    # (an edit landing in between is then caught, not overwritten), and it has another key afterwards anyway.
+    cache = batch.Cache(batch.cache_folder(args.cache_dir, args.no_cache or args.fix))
+    with_edits = args.format in ("json", "sarif")  # the formats that show each fix's edits
     cli_config = RuleConfig(select=_codes(args.select), ignore=_codes(args.ignore))
     try:
         found = discover(args.paths, args.exclude)
@@ -88,7 +110,8 @@ def _check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     for folder in found.empty:
         print(f"torchwise: no Python files in {folder}", file=sys.stderr)
-    results = []
+    results: list = []
+    work, keys, sizes = [], [], []  # files not in the cache: checked on `jobs` processes
     told: set[str] = set()  # each bad pyproject.toml is named once on stderr, and is every file's error
     for item in found.files:
         if item.problem is not None:
@@ -101,16 +124,64 @@ def _check(args: argparse.Namespace) -> int:
                 print(f"torchwise: {problem}", file=sys.stderr)
             results.append(_failed(item.path, f"not checked: {problem}"))
             continue
-        results.append(_check_file_guarded(item.path, config, args.fix, item.tree))
-    if args.format == "json":
+        entry_key, record = None, None
+        if cache.folder is not None:
+            try:
+                data = item.path.read_bytes()
+            except OSError:
+                data = None  # the check reports why it cannot read it
+            if data is not None:
+                entry_key = batch.key(item.path, data, config)
+                record = cache.get(entry_key)
+                if record is not None and ((with_edits and not record["edits"])
+                                           or (args.diff and not batch.nothing_to_fix(record))):
+                    record = None
+        if record is not None:
+            results.append(batch.from_record(item.path, record))
+            continue
+        results.append(len(work))
+        work.append((item.path, config, args.fix, args.diff, item.tree, with_edits))
+        keys.append(entry_key)
+        sizes.append(_size(item.path))
+    records = batch.run_all(_work, work, jobs, sizes)
+    for entry_key, record in zip(keys, records):
+        if entry_key is not None:
+            cache.put(entry_key, record)
+    results = [batch.from_record(work[r][0], records[r]) if isinstance(r, int) else r for r in results]
+    if args.diff:
+        sys.stdout.write(report.render_diff(results))
+    elif args.statistics:
+        sys.stdout.write(report.render_statistics(results, args.fix))
+    elif args.format == "json":
         sys.stdout.write(report.render_json(results))
     elif args.format == "sarif":
         sys.stdout.write(report.render_sarif(results))
+    elif args.format == "github":
+        sys.stdout.write(report.render_github(results))
     else:
         sys.stdout.write(report.render_text(results, args.fix))
     if not results or any(r.error is not None for r in results):
         return EXIT_ERROR  # nothing could be checked, or something could not
+    if args.exit_zero:
+        return EXIT_CLEAN
+    if args.diff:
+        return EXIT_FINDINGS if any(r.diff for r in results) else EXIT_CLEAN
     return EXIT_FINDINGS if any(r.findings for r in results) else EXIT_CLEAN
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _work(item) -> dict:
+    """One file's check, as a record (what comes back from a worker process, and what the cache keeps)."""
+    from torchwise.batch import to_record
+
+    path, config, fix, diff, tree, with_edits = item
+    return to_record(_check_file_guarded(path, config, fix, tree, diff), with_edits)
 
 
 def _config_for(path: Path, cli_config):
@@ -131,10 +202,10 @@ def _failed(path: Path, error: str):
     return result
 
 
-def _check_file_guarded(path: Path, config, fix: bool, tree: Path | None = None):
+def _check_file_guarded(path: Path, config, fix: bool, tree: Path | None = None, diff: bool = False):
     """One file's result; a bug of ours is that file's error, never a traceback that stops the run."""
     try:
-        return _check_file(path, config, fix, tree)
+        return _check_file(path, config, fix, tree, diff)
     except Exception as err:  # noqa: BLE001 - reported, with what a bug report needs
         return _failed(path, f"internal error ({type(err).__name__}: {err}); please report it with this file")
 
@@ -156,7 +227,15 @@ def _writable(path: Path, tree: Path | None) -> str | None:
     return None
 
 
-def _check_file(path: Path, config, fix: bool, tree: Path | None = None):
+def _unified(before: str, after: str, name: str) -> str:
+    import difflib
+
+    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True), name, name)
+    return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+                   for line in lines)
+
+
+def _check_file(path: Path, config, fix: bool, tree: Path | None = None, diff: bool = False):
     from torchwise.engine import analyze
     from torchwise.findings import Span
     from torchwise.fixing import apply_edits, preferred_edits
@@ -165,7 +244,7 @@ def _check_file(path: Path, config, fix: bool, tree: Path | None = None):
 
     result = FileResult(path)
     if path.suffix == ".ipynb":
-        return _check_notebook(path, config, fix, result, tree)
+        return _check_notebook(path, config, fix, result, tree, diff)
     try:
         read = read_file(path)
     except (OSError, UnicodeDecodeError) as err:
@@ -173,7 +252,8 @@ def _check_file(path: Path, config, fix: bool, tree: Path | None = None):
         return result
     text = read.text
     analysis = analyze(text, str(path), config)
-    if fix and analysis.parse_error is None:
+    original = analysis
+    if (fix or diff) and analysis.parse_error is None:
         fixed, failures = 0, []
         for _ in range(_MAX_FIX_PASSES):
             edits = preferred_edits(analysis.findings, failures)
@@ -189,7 +269,11 @@ def _check_file(path: Path, config, fix: bool, tree: Path | None = None):
             fixed += max(0, fixable_before - sum(1 for f in new_analysis.findings if f.autofix))
             text, analysis = new_text, new_analysis
         result.warnings += [_fix_failure(finding, why) for finding, why in _unique(failures)]
-        if text != read.text:
+        if diff:
+            if text != read.text:
+                result.diff, result.fixed = _unified(read.text, text, str(path)), fixed
+            analysis = original  # nothing written: the file's findings are those of the text as read
+        elif text != read.text:
             refused = _writable(path, tree)
             try:
                 if refused is not None:
@@ -227,7 +311,7 @@ def _fix_failure(finding, why: str) -> str:
             "it was left out, please report it")
 
 
-def _check_notebook(path: Path, config, fix: bool, result, tree: Path | None = None):
+def _check_notebook(path: Path, config, fix: bool, result, tree: Path | None = None, diff: bool = False):
     """A notebook's code cells as one module; findings and fixes mapped back to their cells."""
     from torchwise import notebook
     from torchwise.engine import analyze
@@ -242,7 +326,7 @@ def _check_notebook(path: Path, config, fix: bool, result, tree: Path | None = N
         return result
     combined = notebook.combine(cells)
     analysis = analyze(combined.text, str(path), config)
-    if fix:
+    if fix or diff:
         failures: list = []
         edits = preferred_edits(analysis.findings, failures)
         result.warnings += [_fix_failure(finding, why) for finding, why in _unique(failures)]
@@ -254,6 +338,13 @@ def _check_notebook(path: Path, config, fix: bool, result, tree: Path | None = N
             fixed_cells = [(number, changed.get(number, source)) for number, source in cells]
             fixed_combined = notebook.combine(fixed_cells)
             fixed_analysis = analyze(fixed_combined.text, str(path), config)
+            if diff:
+                result.diff = "".join(_unified(sources[number], text, f"{path}:cell {number}")
+                                      for number, text in sorted(changed.items()))
+                before = sum(1 for f in analysis.findings if f.autofix)
+                result.fixed = max(0, before - sum(1 for f in fixed_analysis.findings if f.autofix))
+                changed = {}
+        if changed:
             refused = _writable(path, tree)
             try:
                 if refused is not None:

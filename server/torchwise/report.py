@@ -1,4 +1,5 @@
-"""Rendering results of ``torchwise check``: text (like ruff), JSON and SARIF 2.1.0.
+"""Rendering results of ``torchwise check``: text (like ruff), JSON, SARIF 2.1.0, GitHub workflow annotations,
+statistics and diffs.
 
 Lines and columns are 1-based in every format; columns count code points.
 """
@@ -24,6 +25,7 @@ class FileResult:
     error_span: Span | None = None
     fixed: int = 0  # findings whose fixes were written
     warnings: list[str] = field(default_factory=list)  # checked, but something was not done (fixes not written)
+    diff: str | None = None  # --diff: the changes --fix would make, as a unified diff
 
 
 def _where(path: Path, line: int, col: int, cell: int | None = None) -> str:
@@ -143,3 +145,84 @@ def render_sarif(results: Sequence[FileResult]) -> str:
                             "toolExecutionNotifications": notifications}]}
     doc = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def render_statistics(results: Sequence[FileResult], fix_applied: bool) -> str:
+    """``--statistics``: one line per rule, the most frequent first (as ruff's): count, code, [*] when fixable, name."""
+    names = {rule.code: rule.name for rule in ALL_RULES}
+    counts: dict[str, list[int]] = {}
+    for result in results:
+        for finding in result.findings:
+            entry = counts.setdefault(finding.code, [0, 0])
+            entry[0] += 1
+            entry[1] += finding.autofix is not None
+    out = []
+    width = max((len(str(n)) for n, _ in counts.values()), default=1)
+    for code, (n, fixable) in sorted(counts.items(), key=lambda item: (-item[1][0], item[0])):
+        out.append(f"{n:>{width}}\t{code}\t{'[*] ' if fixable else '    '}{names.get(code, '')}")
+    for result in results:
+        if result.error is not None:
+            out.append(f"{result.path}: error: {result.error}")
+    fixed = sum(r.fixed for r in results)
+    if fix_applied and fixed:
+        out.append(f"Fixed {_plural(fixed, 'finding')}.")
+    total = sum(n for n, _ in counts.values())
+    out.append(f"Found {_plural(total, 'finding')} in {_plural(len(results), 'file')}." if total else
+               "No findings." if results else "No Python files to check.")
+    return "\n".join(out) + "\n"
+
+
+def render_diff(results: Sequence[FileResult]) -> str:
+    """``--diff``: what ``--fix`` would change, file by file, then how many findings it would fix."""
+    out = [r.diff for r in results if r.diff]
+    for result in results:
+        if result.error is not None:
+            out.append(f"{result.path}: error: {result.error}\n")
+        for warning in result.warnings:
+            out.append(f"{result.path}: warning: {warning}\n")
+    fixed, files = sum(r.fixed for r in results if r.diff), sum(1 for r in results if r.diff)
+    out.append(f"Would fix {_plural(fixed, 'finding')} in {_plural(files, 'file')}.\n" if files else
+               "No fixes to apply.\n")
+    return "".join(out)
+
+
+_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice",
+                 Severity.HINT: "notice"}
+
+
+def _gh_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_property(text: str) -> str:
+    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(results: Sequence[FileResult]) -> str:
+    """``--format github``: workflow commands that GitHub Actions shows as annotations on the pull request's lines.
+    A notebook's findings point at the notebook (GitHub cannot show a cell's line)."""
+    out = []
+    for result in results:
+        name = _gh_property(result.path.as_posix())
+        if result.error is not None:
+            where = f"file={name}"
+            if result.error_span:
+                where += f",line={result.error_span.start.line + 1},col={result.error_span.start.col + 1}"
+            out.append(f"::error {where},title=torchwise::{_gh_data(result.error)}")
+        for warning in result.warnings:
+            out.append(f"::warning file={name},title=torchwise::{_gh_data(warning)}")
+        for f in result.findings:
+            span = f.span
+            if f.cell is not None:
+                where = f"file={name}"
+                message = f"cell {f.cell}:{span.start.line + 1}:{span.start.col + 1}: {f.message}"
+            else:
+                where = (f"file={name},line={span.start.line + 1},col={span.start.col + 1},"
+                         f"endLine={span.end.line + 1},endColumn={span.end.col + 1}")
+                message = f.message
+            out.append(f"::{_GITHUB_LEVEL[f.severity]} {where},title=torchwise {f.code}::{_gh_data(f.code + ' ' + message)}")
+    return "\n".join(out) + ("\n" if out else "")
