@@ -11,6 +11,9 @@ deterministic per seed and always parses.
 Also here, for the edit benchmark: ``insertion_points(text)`` (where a statement line may be
 inserted without breaking the syntax) and ``pitfall_line(indent, n)``.
 
+``from_corpus(lines, roots)`` builds one large module of real code instead, for the scale benchmark:
+the ``.py`` files under ``roots`` one after the other, each file's top-level names renamed apart.
+
 Run it to write a sample:  python benchmarks/gen_code.py 1000 --seed 1 > sample.py
 """
 
@@ -18,7 +21,10 @@ from __future__ import annotations
 
 import argparse
 import ast
+import io
 import random
+import tokenize
+from pathlib import Path
 from typing import Callable
 
 PITFALL_CODES = ("TW101", "TW102", "TW105", "TW106")
@@ -519,6 +525,51 @@ def insertion_points(text: str) -> list[tuple[int, str]]:
                 if ok and first > floor:
                     points.add((first - 1, indent))
     return sorted(points)
+
+
+def from_corpus(lines: int, roots: list[Path]) -> str:
+    """At least ``lines`` lines of real code in one module: the files under ``roots`` in a fixed order, again
+    and again. Each copy's top-level functions and classes get a suffix (``Block`` -> ``Block_7``), so that
+    no file's definitions replace another's; ``from __future__`` lines are dropped (they would be a syntax
+    error below the top). Files that do not parse on their own are skipped."""
+    files = sorted(p for root in roots for p in root.rglob("*.py"))
+    parts, total, copy = ["from __future__ import annotations\n"], 1, 0
+    while total < lines and files:
+        for path in files:
+            text = _renamed(path.read_text(encoding="utf-8", errors="replace"), copy)
+            if text is None:
+                continue
+            parts.append(f"\n# ---- {path.name} (copy {copy}) ----\n" + text)
+            total += text.count("\n") + 2
+            copy += 1
+            if total >= lines:
+                break
+        else:
+            continue
+    return "".join(parts)
+
+
+def _renamed(text: str, copy: int) -> str | None:
+    """``text`` with its top-level def and class names suffixed by ``_copy``; None if it does not parse."""
+    text = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("from __future__"))
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    names = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    out, previous = [], None
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.NAME and tok.string in names and previous != ".":
+                tok = tok._replace(string=f"{tok.string}_{copy}")
+            out.append(tok)
+            if tok.type not in (tokenize.NL, tokenize.COMMENT):
+                previous = tok.string
+        renamed = tokenize.untokenize(out)
+        ast.parse(renamed)
+    except (SyntaxError, ValueError, tokenize.TokenError):
+        return None
+    return renamed if renamed.endswith("\n") else renamed + "\n"
 
 
 def main() -> None:

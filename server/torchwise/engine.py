@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import gc
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -34,6 +35,19 @@ def analyze(text: str, path: str = "<string>", config: RuleConfig = RuleConfig()
             rules: Sequence[Rule] = ALL_RULES, previous: Analysis | None = None) -> Analysis:
     """Findings for ``text``. ``previous``, the same document's last analysis, lets unchanged code skip
     parsing, unchanged functions skip inference, and local rules skip unchanged functions."""
+    # No cyclic garbage collection while analysing: a parse and an analysis make millions of objects that
+    # live on, and each full collection walks all of them (a 100k-line file: ast.parse 1.7 s -> 5.8 s, and
+    # 11 s with the previous tree alive). What little cyclic garbage an analysis leaves is collected after.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyze(text, path, config, rules, previous)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _analyze(text: str, path: str, config: RuleConfig, rules: Sequence[Rule], previous: Analysis | None) -> Analysis:
     source = SourceFile(text, path, previous.source if previous is not None else None)
     analysis = Analysis(source)
     tree = source.tree

@@ -10,8 +10,10 @@ cell's diagnostics.
 from __future__ import annotations
 
 import ast
+import bisect
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Sequence
 
 from torchwise.findings import Edit, Position, Span
@@ -29,12 +31,25 @@ class Cell:
 class Combined:
     text: str
     cells: list[Cell]
+    # Lookups by line (bisection over the cells' first lines) and by key, made once: a finding's mapping and
+    # each cell's view were a scan of every cell, so publishing a 1,000-cell notebook cost cells x findings.
+    _starts: list = field(default_factory=list, init=False, repr=False, compare=False)
+    _ends: list = field(default_factory=list, init=False, repr=False, compare=False)
+    _by_key: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._starts = [cell.start for cell in self.cells]
+        self._ends = [cell.start + _line_count(cell.text) for cell in self.cells]
+        self._by_key = {}
+        for cell in self.cells:
+            self._by_key.setdefault(cell.key, cell)
+
+    def cell(self, key: object) -> Cell | None:
+        return self._by_key.get(key)
 
     def cell_at(self, line: int) -> Cell | None:
-        for cell in reversed(self.cells):
-            if line >= cell.start:
-                return cell if line < cell.start + _line_count(cell.text) else None
-        return None
+        i = bisect.bisect_right(self._starts, line) - 1
+        return self.cells[i] if i >= 0 and line < self._ends[i] else None
 
     def to_cell(self, span: Span) -> tuple[Cell, Span] | None:
         """A span of the combined text as (cell, span inside the cell); None if it crosses cells."""
@@ -45,10 +60,8 @@ class Combined:
                           Position(span.end.line - cell.start, span.end.col))
 
     def from_cell(self, key: object, position: Position) -> Position | None:
-        for cell in self.cells:
-            if cell.key == key:
-                return Position(cell.start + position.line, position.col)
-        return None
+        cell = self.cell(key)
+        return Position(cell.start + position.line, position.col) if cell is not None else None
 
     def edits_by_cell(self, edits: Sequence[Edit]) -> dict | None:
         """Edits of the combined text, per cell (None when one crosses cells)."""
@@ -97,7 +110,10 @@ def combine(cells: Sequence[tuple[object, str]]) -> Combined:
     return Combined("".join(parts), placed)
 
 
+@lru_cache(maxsize=4096)
 def _parses(source: str) -> bool:
+    """Whether a cell parses on its own; remembered by text (an edit changes one cell, and the notebook's other
+    999 were parsed again on every keystroke)."""
     try:
         ast.parse(source)
     except (SyntaxError, ValueError):

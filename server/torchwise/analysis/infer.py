@@ -124,12 +124,13 @@ class Env:
     def copy(self) -> "Env":
         return Env(self.scope, dict(self.vars), self.self_class)
 
-    def joined(self, other: "Env", loop=None) -> "Env":
+    def joined(self, other: "Env", loop=None, made: Optional[set] = None) -> "Env":
         """What holds on both paths. At a loop's head (``loop``: the loop statement), a tensor whose sizes change
-        from pass to pass keeps its rank: each changing size is a symbol of the loop's own, for that pass."""
+        from pass to pass keeps its rank: each changing size is a symbol of the loop's own, for that pass (the
+        names given one are added to ``made``)."""
         keys = self.vars.keys() | other.vars.keys()
         merged = {k: join(self.vars.get(k), other.vars.get(k)) if loop is None else
-                  _widened(self.vars.get(k), other.vars.get(k), (id(loop), k)) for k in keys if k != "<self>"}
+                  _widened(self.vars.get(k), other.vars.get(k), (id(loop), k), made) for k in keys if k != "<self>"}
         mine, theirs = self.vars.get("<self>") or {}, other.vars.get("<self>") or {}
         if mine or theirs:  # self.<attr> facts: joined attribute by attribute
             merged["<self>"] = {k: join(mine.get(k), theirs.get(k)) for k in mine.keys() | theirs.keys()}
@@ -900,14 +901,15 @@ class Inference:
         is_for = isinstance(stmt, (ast.For, ast.AsyncFor))
         iterable = self.eval(stmt.iter, env) if is_for else self.eval(stmt.test, env)
         state = env.copy()
+        made: set = set()  # the names given loop symbols
         self._loop_depth += 1
         try:
-            self._loop_passes(stmt, is_for, iterable, state)
+            self._loop_passes(stmt, is_for, iterable, state, made)
         finally:
             self._loop_depth -= 1
         if is_for:
             self._count_appends(stmt, iterable, env, state)
-        _leave_loop(stmt, state)
+        _leave_loop(stmt, state, made)
         self._exec_block(stmt.orelse, state)
         # The loop may run zero times: what holds after it is the join with what held before.
         env.vars = state.vars
@@ -929,7 +931,7 @@ class Inference:
                 continue
             after.vars[name] = SeqValue("list", element=end.element, length=len(start.items) + count)
 
-    def _loop_passes(self, stmt, is_for: bool, iterable, state: Env) -> None:
+    def _loop_passes(self, stmt, is_for: bool, iterable, state: Env, made: set) -> None:
         for _ in range(_LOOP_PASSES):
             body = state.copy()
             if is_for:
@@ -937,7 +939,7 @@ class Inference:
             self._exec_block(stmt.body, body)
             if not is_for:
                 self.eval(stmt.test, body)
-            widened = state.joined(body, loop=stmt)
+            widened = state.joined(body, loop=stmt, made=made)
             if widened.vars == state.vars:
                 break
             state.vars = widened.vars
@@ -1604,13 +1606,15 @@ def _loop_symbol(key, position: int, exit: bool = False) -> Sym:
     return Sym.var(f"n#{abs(hash((key, position, exit))) % 10 ** 12}")
 
 
-def _widened(a, b, key):
+def _widened(a, b, key, made: Optional[set] = None):
     """``join`` at a loop head, with a tensor's changing sizes (same rank) as the loop's own symbols (one per
     pass: see _leave_loop); sizes that do not change stay."""
     joined = join(a, b)
     if isinstance(joined, TensorValue) and joined.shape is None and isinstance(a, TensorValue) \
             and isinstance(b, TensorValue) and a.shape is not None and b.shape is not None \
             and len(a.shape) == len(b.shape):
+        if made is not None:
+            made.add(key[-1])
         return joined.with_(shape=tuple(x if x == y else _loop_symbol(key, i) for i, (x, y) in
                                         enumerate(zip(a.shape, b.shape))))
     return joined
@@ -1628,14 +1632,17 @@ def _branches_joined(a, b, node):
     return joined
 
 
-def _leave_loop(loop, env: "Env") -> None:
+def _leave_loop(loop, env: "Env", made: set) -> None:
     """After the loop, its per-pass sizes are the sizes of the last pass (or of before the loop): symbols of their
-    own, unrelated to the ones inside."""
+    own, unrelated to the ones inside. Only the names in ``made`` were given loop symbols: building the map for
+    every name in scope made module-level loops cost the module's size each (quadratic in a script)."""
     head = {}
-    for name in env.vars:
+    for name in made:
         for position in range(8):
             head[next(iter(_loop_symbol((id(loop), name), position).symbols))] = _loop_symbol((id(loop), name),
                                                                                         position, exit=True)
+    if not head:
+        return
     for name, value in list(env.vars.items()):
         if isinstance(value, TensorValue) and value.shape is not None:
             env.vars[name] = map_dims(value, lambda d: dims.rename(d, head.get))

@@ -49,7 +49,8 @@ class Checked:
 
     def cells_among(self, keys: frozenset) -> frozenset:
         """Which of the cells ``keys`` this analysis has."""
-        return keys & {cell.key for cell in self.cells.cells} if self.cells is not None and keys else frozenset()
+        return frozenset(k for k in keys if self.cells.cell(k) is not None) if self.cells is not None and keys \
+            else frozenset()
 
 
 def last_whole(previous: Optional[Checked], left_out: frozenset) -> Optional[Checked]:
@@ -148,6 +149,17 @@ class View:
         return result
 
 
+def findings_by_cell(checked: Checked) -> dict:
+    """A notebook analysis's findings as {cell key: [(finding, span in the cell)]}: what each cell's current view
+    lists, for all cells in one pass over the findings."""
+    by_cell: dict = {}
+    for finding in checked.analysis.findings:
+        mapped = checked.cells.to_cell(finding.span)
+        if mapped is not None:
+            by_cell.setdefault(mapped[0].key, []).append((finding, mapped[1]))
+    return by_cell
+
+
 def view(workspace: Workspace, checked: Optional[Checked], uri: str) -> Optional[View]:
     """The view of ``uri`` through ``checked``, its unit's analysis, when that is of exactly the text the
     editor has now."""
@@ -159,7 +171,7 @@ def view(workspace: Workspace, checked: Optional[Checked], uri: str) -> Optional
         return None
     if checked.cells is None:
         return View(uri, doc.version, checked.analysis.source.lines, checked, unit)
-    cell = next((c for c in checked.cells.cells if c.key == uri), None)
+    cell = checked.cells.cell(uri)
     if cell is None:
         return None
     return View(uri, doc.version, _lines(cell.text), checked, unit, cell)
@@ -175,7 +187,7 @@ def remapped_view(workspace: Workspace, kept: Checked, uri: str) -> Optional[Vie
     if kept.cells is None:
         old, new, cell = _lines(kept.text), _lines(doc.source), None
     else:
-        cell = next((c for c in kept.cells.cells if c.key == uri), None)
+        cell = kept.cells.cell(uri)
         current = notebook.python_source(doc.source)  # magics commented out, as in the analysed text
         if cell is None or current is None:
             return None

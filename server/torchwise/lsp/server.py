@@ -56,6 +56,9 @@ class TorchwiseServer(LanguageServer):
         self.folder_requests: dict[str, asyncio.Future] = {}
         self._bench = None  # the benchmark service, made (and its modules imported) on first use
         self.recent: list[str] = []  # units whose analyses are kept, most recent last
+        # Notebook cells: the (version, diagnostics) last published, so that an edit republishes only the cells
+        # whose diagnostics or version changed (1,000 notifications per keystroke otherwise).
+        self.cell_published: dict[str, tuple] = {}
 
     # -- logging ----------------------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
@@ -163,13 +166,17 @@ class TorchwiseServer(LanguageServer):
             self.publish(uri, snap.version, [to_diagnostic(analysis.source.lines, f, f.span, self.encoding)
                                              for f in analysis.findings])
             return
+        by_cell = documents.findings_by_cell(self.checked[uri])  # one pass over the findings, not one per cell
         for cell in snap.cells.cells:
             doc = documents.text_document(self.workspace, cell.key)
             cell_view = documents.view(self.workspace, self.checked[uri], cell.key)
             if doc is None or cell_view is None:
                 continue
-            self.publish(cell.key, doc.version, [to_diagnostic(cell_view.lines, f, span, self.encoding)
-                                                 for f, span in cell_view.findings()])
+            diagnostics = [to_diagnostic(cell_view.lines, f, span, self.encoding)
+                           for f, span in by_cell.get(cell.key, ())]
+            if self.cell_published.get(cell.key) != (doc.version, diagnostics):
+                self.cell_published[cell.key] = (doc.version, diagnostics)
+                self.publish(cell.key, doc.version, diagnostics)
 
     @property
     def bench(self):
@@ -235,6 +242,8 @@ class TorchwiseServer(LanguageServer):
             self._keep_recent(unit)
 
     def publish(self, uri: str, version: int | None, diagnostics: list[types.Diagnostic]) -> None:
+        if version is None:  # a closed document's diagnostics cleared: publish a reopened cell's again
+            self.cell_published.pop(uri, None)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
 
