@@ -82,6 +82,55 @@ def l2norm(t):
 q, k = torch.randn(2, 4, 8), torch.randn(2, 4, 8)
 qn, kn = map(l2norm, (q, k))
 """, ("qn", "kn")),
+    # `default(context, x)` where the facts know context is None: the helper's test is decided.
+    "default-helper": ("""
+def exists(val):
+    return val is not None
+
+def default(val, d):
+    return val if exists(val) else d
+
+x = torch.randn(2, 3)
+a = default(None, x)
+b = default(x, None)
+""", ("a", "b")),
+    # A module also built inside a wrapper is called where the analysis cannot see (`self.fn(x, context=c)`):
+    # the direct call's `context=None` must not become what `context` is inside (cross_vit's Attention).
+    "escaped-module-keeps-its-parameters-unknown": ("""
+def default(val, d):
+    return val if val is not None else d
+
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.to_kv = nn.Linear(dim, dim)
+
+    def forward(self, x, context = None):
+        context = default(context, x)
+        kv = self.to_kv(context)
+        return kv
+
+class Wrap(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x, context):
+        return self.fn(x, context = context)
+
+class Net(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.attn = Attention(dim)
+        self.cross = Wrap(Attention(dim))
+
+    def forward(self, x, other):
+        y = self.attn(x)
+        z = self.cross(x, other)
+        return y, z
+
+y, z = Net(8)(torch.randn(2, 1, 8), torch.randn(2, 5, 8))
+""", ("y", "z")),
 }
 
 
@@ -101,3 +150,18 @@ def test_module_pattern_is_known_and_true(name):
                 known[node.id] = value
     missing = [n for n in must_know if n not in known]
     assert not missing, f"not known: {missing}"
+
+
+def test_an_escaped_module_claims_nothing_from_its_visible_calls():
+    """Inside ``Attention.forward`` above, ``kv`` is ``(2, 1, 8)`` for the direct call and ``(2, 5, 8)`` for the
+    wrapped one (run it: both happen). Taking the direct call as the only one would claim ``(2, 1, 8)``."""
+    body, _ = CASES["escaped-module-keeps-its-parameters-unknown"]
+    source = HEADER + body
+    namespace: dict = {}
+    exec(compile(source, "case.py", "exec"), namespace)  # the program runs: both calls are legal
+    analysis = analyze(source, "case.py")
+    claims = [analysis.facts.values.get(node) for node in ast.walk(analysis.source.tree)
+              if isinstance(node, ast.Name) and node.id == "kv" and isinstance(node.ctx, ast.Store)]
+    for claim in claims:
+        shape = getattr(claim, "shape", None)
+        assert shape is None or not isinstance(shape[1], int), f"kv claimed {shape}, but it is also (2, 5, 8)"

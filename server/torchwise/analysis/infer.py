@@ -297,6 +297,7 @@ class Inference:
         # An nn.Module subclass, directly or through this file's own base classes (`class Block(MyModule)`).
         for info in self.classes.values():
             info.is_module = self._subclasses_module(info.node, module_scope, set())
+        self._escaped_modules(module_scope)
         # A function used as a value (callback, decorator argument, stored) may be called with anything.
         for name, info in self.functions.items():
             if self.index.name_loads.get(name):
@@ -470,6 +471,24 @@ class Inference:
         if self._reads is not None:
             self._reads.append((kind, key, answer))
         return answer
+
+    def _escaped_modules(self, module_scope: Scope) -> None:
+        """A module of this file built as another call's argument (``PreNorm(dim, Attention(...))``) is called by
+        code the call graph cannot follow (``self.fn(x)``): the calls it sees are not all its calls, so its
+        methods take no facts from them. An ``nn.Sequential`` / ``ModuleList`` / ``ModuleDict`` only holds it."""
+        for node, scope in self.index.nodes:
+            if node.__class__ is not ast.Call or not (node.args or node.keywords):
+                continue
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            for arg in (*node.args, *(k.value for k in node.keywords)):
+                inner = arg.value if isinstance(arg, ast.Starred) else arg
+                built = inner.elts if isinstance(inner, (ast.List, ast.Tuple)) and callee not in _CONTAINERS \
+                    else [inner] if callee not in _CONTAINERS else []
+                for item in built:
+                    if isinstance(item, ast.Call) and isinstance(item.func, ast.Name) \
+                            and scope.owner_of(item.func.id) is module_scope and item.func.id in self.classes:
+                        for method in self.classes[item.func.id].method_infos.values():
+                            method.opaque = True
 
     def _note_call(self, info: FunctionInfo, starred: bool, args: list, kwargs: dict) -> None:
         """A direct call of one of this file's functions: its arguments may become its parameters' facts. A call
@@ -1273,8 +1292,11 @@ class Inference:
         return None
 
     def _if_exp(self, node: ast.IfExp, env: Env):
-        """``a if test else b``: each branch with what its test tells (``x if exists(ctx) else ...``)."""
-        self.eval(node.test, env)
+        """``a if test else b``: each branch with what its test tells (``x if exists(ctx) else ...``); a test the
+        facts decide (``exists(None)``) takes its branch only."""
+        test = self.eval(node.test, env)
+        if isinstance(test, ScalarValue) and test.kind == "bool" and isinstance(test.value, bool):
+            return self.eval(node.body if test.value else node.orelse, env)
         body, orelse = env.copy(), env.copy()
         self._narrow(node.test, body, True)
         self._narrow(node.test, orelse, False)

@@ -387,7 +387,8 @@ def unary(inf, node: ast.UnaryOp, value):
         return derived(inf, value)
     if isinstance(value, ScalarValue):
         if isinstance(node.op, ast.Not):
-            return ScalarValue("bool")
+            known = value.value if value.kind in ("bool", "int", "none") and not isinstance(value.value, Sym) else None
+            return ScalarValue("bool", not known if known is not None or value.kind == "none" else None)
         if value.kind in ("int", "float", "complex") and isinstance(node.op, ast.USub):
             try:
                 return ScalarValue(value.kind, -value.value if value.value is not None else None)
@@ -401,8 +402,26 @@ def unary(inf, node: ast.UnaryOp, value):
     return None
 
 
+_NEVER_NONE = (TensorValue, ModuleValue, InstanceValue, SeqValue, DeviceValue, DtypeValue, NdarrayValue, LambdaValue,
+               MappingValue)
+
+
+def _is_none(value):
+    """True / False when the facts say whether ``value`` is None, else None (unknown, or either)."""
+    if isinstance(value, ScalarValue):
+        return value.kind == "none"
+    return False if isinstance(value, _NEVER_NONE) else None
+
+
 def compare(inf, node: ast.Compare, values):
     identity = isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn))
+    if len(values) == 2 and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
+            and any(isinstance(side, ast.Constant) and side.value is None for side in (node.left, *node.comparators)):
+        # `val is not None` where the facts know val (a tensor, or the None passed in): `exists(ctx)` decided
+        other = values[1] if isinstance(node.left, ast.Constant) and node.left.value is None else values[0]
+        known = _is_none(other)
+        if known is not None:
+            return ScalarValue("bool", known == isinstance(node.ops[0], ast.Is))
     if len(values) == 2 and any(isinstance(v, TensorValue) for v in values) and not identity:
         kind = "compare" if isinstance(node.ops[0], (ast.Eq, ast.NotEq)) else "order"
         return elementwise(inf, values, kind, result_dtype=DType.bool)
