@@ -131,6 +131,12 @@ class Net(nn.Module):
 
 y, z = Net(8)(torch.randn(2, 1, 8), torch.randn(2, 5, 8))
 """, ("y", "z")),
+    # The builtin `sum` of a list of tensors: 0 + t1 + t2, broadcast, and a bool sum is int64.
+    "builtin-sum-of-tensors": ("""
+a, b = torch.randn(2, 3), torch.randn(3)
+s = sum([a, b])
+t = sum([torch.ones(2, dtype=torch.bool), torch.ones(2, dtype=torch.bool)])
+""", ("s", "t")),
 }
 
 

@@ -547,6 +547,15 @@ def call_builtin(inf, name: str, call: Call):
         return SeqValue(name, arg.items, element=arg.element, length=arg.length)
     if name in ("zip", "enumerate") and call.args and not call.starred and not call.kwargs:
         return _zipped(name, call.args)
+    if name == "sum" and len(call.args) == 1 and not call.kwargs and not call.starred \
+            and isinstance(arg, SeqValue) and arg.items and all(isinstance(i, TensorValue) for i in arg.items):
+        # `sum([fn(x) for fn in self.fns])`: 0 + t1 + t2 + ..., left to right as Python adds them
+        total = ScalarValue("int", 0)
+        for item in arg.items:
+            total = elementwise(inf, [total, item], "add")
+            if total is None:
+                return None
+        return total
     if name in ("max", "min", "sum", "abs", "round") and all(isinstance(a, ScalarValue) for a in call.args) \
             and call.args:
         kinds = {a.kind for a in call.args}
