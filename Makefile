@@ -1,5 +1,5 @@
 # One command to set up and try torchwise, one to run every test:
-#   make demo    # venv + install + `torchwise check examples/`
+#   make demo    # a light venv of its own (torchwise and its runtime dependencies, no torch) + `torchwise check examples/`
 #   make test    # venv + npm packages + Python tests + client tests
 #   make test-editors  # real VS Code (code-server) and Neovim end to end (installs them first)
 #   make fuzz    # the long fuzz (make test runs a small seeded budget of it)
@@ -7,6 +7,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The demo's own venv: only what `torchwise` needs at run time (pygls, lsprotocol, libcst, pathspec; ~4 MB),
+# never torch or the test tools, so a first `make demo` takes seconds. Editable: it runs this checkout.
+DEMO_VENV := .venv-demo
+DEMO_STAMP := $(DEMO_VENV)/.installed
 
 .PHONY: demo setup test test-python test-client test-editors editors-install bench bench-quick fuzz clean
 
@@ -21,9 +25,14 @@ $(STAMP): pyproject.toml constraints.txt requirements-dev.txt
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
+$(DEMO_STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e .
+	touch $(DEMO_STAMP)
+
 # `check` exits 1 when it finds something, which is the point of the demo.
-demo: $(STAMP)
-	$(BIN)/torchwise check examples/ || [ $$? -eq 1 ]
+demo: $(DEMO_STAMP)
+	$(DEMO_VENV)/bin/torchwise check examples/ || [ $$? -eq 1 ]
 
 test: test-python test-client
 
@@ -54,4 +63,4 @@ bench-quick: $(STAMP)
 	$(BIN)/python benchmarks/bench_server.py --quick
 
 clean:
-	rm -rf $(VENV) node_modules dist out .pytest_cache .hypothesis
+	rm -rf $(VENV) $(DEMO_VENV) .torchwise_cache node_modules dist out .pytest_cache .hypothesis

@@ -1,7 +1,8 @@
-import { commands, ExtensionContext, window, workspace } from "vscode";
+import { commands, ExtensionContext, Position, Range, Selection, TextEditorRevealType, window, workspace } from "vscode";
 import { onDidChangeActiveInterpreter } from "./common/pythonExtension";
 import { configuredPath, SHOW_LOGS_COMMAND, TorchwiseServer } from "./common/server";
-import { ServerStatus } from "./common/statusBar";
+import { ParseProblem } from "./common/status";
+import { GO_TO_PARSE_ERROR_COMMAND, ServerStatus } from "./common/statusBar";
 
 let server: TorchwiseServer | undefined;
 
@@ -20,6 +21,15 @@ export function activate(context: ExtensionContext): void {
     running,
     commands.registerCommand("torchwise.restart", () => running.restart()),
     commands.registerCommand(SHOW_LOGS_COMMAND, () => log.show()),
+    // The status bar's "line N does not parse": the cursor goes there.
+    commands.registerCommand(GO_TO_PARSE_ERROR_COMMAND, (problem: ParseProblem | undefined) => {
+      const editor = window.activeTextEditor;
+      if (editor && problem) {
+        const at = editor.document.validatePosition(new Position(problem.line, problem.character));
+        editor.selection = new Selection(at, at);
+        editor.revealRange(new Range(at, at), TextEditorRevealType.InCenterIfOutsideViewport);
+      }
+    }),
     // torchwise.benchmarkLoop belongs to the server; see BENCHMARK_COMMAND.
     // Other torchwise settings reach the running server as workspace/didChangeConfiguration.
     workspace.onDidChangeConfiguration((event) => {

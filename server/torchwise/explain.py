@@ -56,12 +56,18 @@ def contiguity_text(value: TensorValue) -> str:
     return ""
 
 
+def dtype_why(dtype: str, why: str) -> str:
+    """``- dtype int64: inherits ...``; when the reason names the dtype itself (``the default dtype float32``,
+    ``Python ints infer int64``), the dtype is not said twice."""
+    return f"- dtype: {why}" if dtype in why.split() else f"- dtype {dtype}: {why}"
+
+
 def describe(value) -> Optional[str]:
     """One value, as a few Markdown lines."""
     if isinstance(value, TensorValue):
         lines = [tensor_line(value)]
         if value.dtype is not None and value.why:
-            lines.append(f"- dtype {value.dtype.short}: {value.why}")
+            lines.append(dtype_why(value.dtype.short, value.why))
         if value.requires_grad:
             lines.append("- requires grad" + (" (a leaf)" if value.is_leaf else " (computed from tensors that do)"))
         if value.memory and value.memory != "new memory":
@@ -71,7 +77,7 @@ def describe(value) -> Optional[str]:
         dtype = value.dtype.short if value.dtype is not None else "?"
         lines = [f"`ndarray[{dtype}, {shape_text(value.shape)}]`"]
         if value.why and value.dtype is not None:
-            lines.append(f"- dtype {dtype}: {value.why}")
+            lines.append(dtype_why(dtype, value.why))
         return "\n".join(lines)
     if isinstance(value, ModuleValue):
         config = ", ".join(f"{k}={v}" for k, v in value.config if isinstance(v, (int, tuple, str)))

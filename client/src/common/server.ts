@@ -28,6 +28,8 @@ import { checkServerExecutable, chooseInterpreter, configuredExecutable, Interpr
 import { activeInterpreter, hasPythonExtension } from "./pythonExtension";
 import { cannotCreateVenv, chooseServer } from "./resolve";
 import { readServerSettings, ServerSettings } from "./settings";
+import { benchmarkReply } from "./benchmarkReply";
+import { ParseProblem, readParseStatus } from "./status";
 import { ServerStatus } from "./statusBar";
 import { ensureVenv, VenvError } from "./venv";
 
@@ -94,6 +96,9 @@ export class TorchwiseServer implements Disposable {
   private fallback: Disposable | undefined;
   /** Sent to the server as `settings.interpreter`; see `ServerSettings.interpreter`. */
   private interpreter: string | undefined;
+  /** Files that do not parse right now (`torchwise/parseStatus`), by `Uri.toString()`. */
+  private readonly parseProblems = new Map<string, ParseProblem>();
+  private readonly activeEditorWatch: Disposable;
 
   constructor(
     private readonly paths: ExtensionPaths,
@@ -101,6 +106,13 @@ export class TorchwiseServer implements Disposable {
     private readonly status: ServerStatus,
   ) {
     this.registerFallback();
+    this.activeEditorWatch = window.onDidChangeActiveTextEditor(() => this.showParseProblem());
+  }
+
+  /** The status bar's parse problem: the active file's, if it does not parse. */
+  private showParseProblem(): void {
+    const uri = window.activeTextEditor?.document.uri.toString();
+    this.status.setParseProblem(uri === undefined ? undefined : this.parseProblems.get(uri));
   }
 
   restart(): Promise<void> {
@@ -115,6 +127,7 @@ export class TorchwiseServer implements Disposable {
   }
 
   dispose(): void {
+    this.activeEditorWatch.dispose();
     void this.stop().then(() => this.releaseFallback());
   }
 
@@ -130,6 +143,8 @@ export class TorchwiseServer implements Disposable {
   private async stopClient(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    this.parseProblems.clear();
+    this.showParseProblem();
     if (client) {
       // dispose() also stops it, and keeps the client from restarting a server it thinks crashed.
       await client.dispose().catch((error: unknown) => this.log.warn(`Stopping the server: ${String(error)}`));
@@ -303,6 +318,19 @@ export class TorchwiseServer implements Disposable {
     // The id "torchwise" makes the client read `torchwise.trace.server`.
     const client = new LanguageClient("torchwise", "torchwise", serverOptions, clientOptions);
     this.client = client;
+    client.onNotification("torchwise/parseStatus", (params: unknown) => {
+      const status = readParseStatus(params);
+      if (this.client !== client || status === undefined) {
+        return;
+      }
+      const key = client.protocol2CodeConverter.asUri(status.uri).toString();
+      if (status.problem) {
+        this.parseProblems.set(key, status.problem);
+      } else {
+        this.parseProblems.delete(key);
+      }
+      this.showParseProblem();
+    });
     client.onDidChangeState(({ newState }) => {
       if (this.client !== client) {
         return; // stopped on purpose
@@ -355,8 +383,12 @@ export class TorchwiseServer implements Disposable {
           { command: BENCHMARK_COMMAND, arguments: target },
           token,
         );
-        if (typeof result === "object" && result !== null && "message" in result && typeof result.message === "string") {
-          void window.showInformationMessage(`torchwise: ${result.message}`);
+        const reply = benchmarkReply(result);
+        if (reply?.kind === "interpreter") {
+          // An interpreter without torch: say so, with the way to pick another next to it.
+          void this.offerInterpreter(reply.message);
+        } else if (reply) {
+          void window.showInformationMessage(reply.message);
         }
         return result;
       } catch (error) {
@@ -369,6 +401,28 @@ export class TorchwiseServer implements Disposable {
     });
   }
 
+  /** The benchmark's interpreter cannot run it (no torch): a warning with "Select Interpreter". */
+  private async offerInterpreter(message: string): Promise<void> {
+    const select = "Select Interpreter";
+    const logs = "Show Logs";
+    const choice = await window.showWarningMessage(message, select, logs);
+    if (choice === select) {
+      await this.selectInterpreter();
+    } else if (choice === logs) {
+      this.log.show();
+    }
+  }
+
+  private async selectInterpreter(): Promise<void> {
+    // The setting wins over the Python extension, so only change the interpreter there if unset.
+    // Either change restarts the server with the new interpreter (see extension.ts).
+    if (configuredPath() === undefined && hasPythonExtension()) {
+      await commands.executeCommand("python.setInterpreter");
+    } else {
+      await commands.executeCommand("workbench.action.openSettings", "torchwise.interpreter");
+    }
+  }
+
   private async offerWaysOut(message: string): Promise<void> {
     const logs = "Show Logs";
     const select = "Select Interpreter";
@@ -377,12 +431,7 @@ export class TorchwiseServer implements Disposable {
     if (choice === logs) {
       this.log.show();
     } else if (choice === select) {
-      // The setting wins over the Python extension, so only change the interpreter there if unset.
-      if (configuredPath() === undefined && hasPythonExtension()) {
-        await commands.executeCommand("python.setInterpreter");
-      } else {
-        await commands.executeCommand("workbench.action.openSettings", "torchwise.interpreter");
-      }
+      await this.selectInterpreter();
     } else if (choice === serverPath) {
       await commands.executeCommand("workbench.action.openSettings", "torchwise.serverPath");
     }

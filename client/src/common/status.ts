@@ -34,3 +34,57 @@ export function describeStatus(state: ServerState): StatusView {
       return { text: "$(circle-slash) torchwise", tooltip: `torchwise is stopped.\n\n${CLICK}`, error: false };
   }
 }
+
+/** The active file does not parse (`torchwise/parseStatus`): where, and Python's message. */
+export interface ParseProblem {
+  /** 0-based, as LSP. */
+  line: number;
+  character: number;
+  message: string;
+}
+
+/**
+ * The status bar while the active file does not parse: it says so and names the line (a click goes
+ * there), since diagnostics, hovers, inlay hints and the benchmark lens then show only what was known
+ * of the last text that parsed. Only when the server is ready: its own state comes first.
+ */
+export function describeParseProblem(state: ServerState, problem: ParseProblem | undefined): StatusView {
+  const base = describeStatus(state);
+  if (!problem || state.kind !== "ready") {
+    return base;
+  }
+  const line = problem.line + 1;
+  return {
+    text: `$(warning) torchwise: line ${line} does not parse`,
+    tooltip:
+      `torchwise: this file does not parse at line ${line}, column ${problem.character + 1}: ${problem.message}.\n` +
+      "Until it does, diagnostics are those of the last text that parsed, and hovers, inlay hints and benchmark " +
+      `lenses answer on the lines unchanged since.\n\nClick to go to line ${line}.`,
+    error: false,
+  };
+}
+
+/** What `torchwise/parseStatus` carries; anything else is ignored. */
+export function readParseStatus(params: unknown): { uri: string; problem: ParseProblem | undefined } | undefined {
+  if (typeof params !== "object" || params === null) {
+    return undefined;
+  }
+  const { uri, ok, line, character, message } = params as Record<string, unknown>;
+  if (typeof uri !== "string" || typeof ok !== "boolean") {
+    return undefined;
+  }
+  if (ok) {
+    return { uri, problem: undefined };
+  }
+  if (typeof line !== "number" || line < 0) {
+    return undefined;
+  }
+  return {
+    uri,
+    problem: {
+      line,
+      character: typeof character === "number" && character >= 0 ? character : 0,
+      message: typeof message === "string" ? message : "syntax error",
+    },
+  };
+}

@@ -8,6 +8,7 @@ file, no rewritable loop, no torch, the code raised, time limit).
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import sys
 from pathlib import Path
@@ -85,7 +86,11 @@ def run(args: argparse.Namespace, out=None, err=None) -> int:
     if line > len(split_lines(text)):
         print(f"torchwise bench: {path} has no line {line}", file=err)
         return EXIT_ERROR
-    session = BenchSession(args.python, args.time_limit, cwd=str(path.parent.resolve()))
+    python = args.python
+    if python and (os.sep in python or (os.altsep and os.altsep in python)) and not os.path.isabs(python):
+        # The worker starts in the file's folder; `--python .venv/bin/python` means the one under *this* one.
+        python = os.path.abspath(python)
+    session = BenchSession(python, args.time_limit, cwd=str(path.parent.resolve()))
     try:
         result = run_benchmark(session, text, line - 1, device=args.device, sizes=sizes, budget_s=args.budget,
                                path=str(path), threads=args.threads)
@@ -97,8 +102,8 @@ def run(args: argparse.Namespace, out=None, err=None) -> int:
             answer["line"] += 1  # the CLI counts lines from 1 (the LSP command from 0)
         print(json.dumps(answer, indent=2, ensure_ascii=False), file=out)
     elif result.get("ok"):
-        shown_line = (result.get("line") if result.get("line") is not None else line - 1) + 1
-        print(f"{path}:{shown_line}: {_printable(inline_text(result), out)}", file=out)
+        # The line asked for (the loop's): the timed region may start earlier, at the output it allocates.
+        print(f"{path}:{line}: {_printable(inline_text(result), out)}", file=out)
         details = _details(result)
         if details:
             print(_printable(details, out), file=out)

@@ -157,8 +157,10 @@ class TorchwiseServer(LanguageServer):
                 self.log(f"{uri}: does not parse yet (line {error.position.line + 1}: {error.message}); "
                          "keeping the previous diagnostics")
             self.broken[uri] = snap.version
+            self.parse_status(uri, analysis.parse_error)
             return
-        self.broken.pop(uri, None)
+        if self.broken.pop(uri, None) is not None:
+            self.parse_status(uri, None)
         self.checked[uri] = Checked(snap.version, analysis, snap.text, snap.path, snap.cells, config, snap.left_out,
                                     whole=documents.last_whole(previous, snap.left_out))
         self._keep_recent(uri)
@@ -177,6 +179,18 @@ class TorchwiseServer(LanguageServer):
             if self.cell_published.get(cell.key) != (doc.version, diagnostics):
                 self.cell_published[cell.key] = (doc.version, diagnostics)
                 self.publish(cell.key, doc.version, diagnostics)
+
+    def parse_status(self, uri: str, error) -> None:
+        """``torchwise/parseStatus``: whether ``uri`` parses now, and where not (the VS Code client shows it in the
+        status bar and goes to the line on a click; other editors have the log). Sent when it stops or starts
+        parsing, and while it does not, on each check."""
+        params = {"uri": uri, "ok": error is None}
+        if error is not None:
+            lines = documents.text_document(self.workspace, uri)
+            where = to_lsp_range(lines.lines if lines is not None else [], Span(error.position, error.position),
+                                 self.encoding).start
+            params.update(line=where.line, character=where.character, message=error.message)
+        self.protocol.notify("torchwise/parseStatus", params)
 
     @property
     def bench(self):
@@ -360,6 +374,8 @@ def did_save(ls: TorchwiseServer, params: types.DidSaveTextDocumentParams) -> No
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: TorchwiseServer, params: types.DidCloseTextDocumentParams) -> None:
     """Forget a closed document and clear its diagnostics."""
+    if params.text_document.uri in ls.broken:
+        ls.parse_status(params.text_document.uri, None)
     ls.forget(params.text_document.uri)
     if ls._bench is not None:
         ls._bench.forget(params.text_document.uri)
