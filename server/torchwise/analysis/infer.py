@@ -128,9 +128,16 @@ class Env:
         """What holds on both paths. At a loop's head (``loop``: the loop statement), a tensor whose sizes change
         from pass to pass keeps its rank: each changing size is a symbol of the loop's own, for that pass (the
         names given one are added to ``made``)."""
-        keys = self.vars.keys() | other.vars.keys()
-        merged = {k: join(self.vars.get(k), other.vars.get(k)) if loop is None else
-                  _widened(self.vars.get(k), other.vars.get(k), (id(loop), k), made) for k in keys if k != "<self>"}
+        mine_vars, their_vars = self.vars, other.vars
+        merged = {}
+        for k, a in mine_vars.items():
+            b = their_vars.get(k)
+            # The very same value on both paths (most names, most of the time) is its own join: no call. A
+            # module-level `if` or loop joins every name of the module, so this is most of a script's cost.
+            merged[k] = a if a is b else join(a, b) if loop is None else _widened(a, b, (id(loop), k), made)
+        for k in their_vars.keys() - mine_vars.keys():
+            merged[k] = None  # bound on one path only: unknown after
+        merged.pop("<self>", None)
         mine, theirs = self.vars.get("<self>") or {}, other.vars.get("<self>") or {}
         if mine or theirs:  # self.<attr> facts: joined attribute by attribute
             merged["<self>"] = {k: join(mine.get(k), theirs.get(k)) for k in mine.keys() | theirs.keys()}
