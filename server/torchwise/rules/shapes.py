@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from torchwise.analysis import dtypes, optable, shapes
+from torchwise.analysis import dims, dtypes, optable, shapes
 from torchwise.analysis.dims import fmt_shape
 from torchwise.analysis.ops import MATMUL_KINDS
 from torchwise.analysis.scopes import Scope
@@ -428,5 +428,82 @@ class IndexOutOfRange(Rule):
                 yield self.finding(ctx, node, err.message)
 
 
+class LayerInputMismatch(Rule):
+    local = True
+    code = "TW508"
+    name = "layer-input-mismatch"
+    severity = Severity.ERROR
+    runtime_error = True
+    summary = ("Flags a call of a convolution, batch norm or layer norm whose input cannot fit it: channels that are "
+               "not the layer's `in_channels` (`num_features`), or trailing sizes that are not its `normalized_shape`; "
+               "also through a module's own attributes (`self.conv2(x)` inside `forward`).")
+    why = ("A layer is built for one size: `nn.Conv2d(32, 64, 3)` has a `(64, 32, 3, 3)` weight and raises `expected "
+           "input[2, 16, 8, 8] to have 32 channels, but got 16 channels instead`. The usual cause is a layer whose "
+           "size was not updated when the one before it changed, or channels-last data fed to a channels-first layer.")
+    valid = (
+        Valid("import torch\nimport torch.nn as nn\nconv = nn.Conv2d(3, 16, 3)\ny = conv(torch.randn(2, 3, 8, 8))\n"),
+        Valid("import torch\nimport torch.nn as nn\nconv = nn.Conv1d(4, 8, 3)\ny = conv(torch.randn(4, 10))\n"),
+        Valid("import torch\nimport torch.nn as nn\nnorm = nn.LayerNorm([5, 16])\ny = norm(torch.randn(2, 5, 16))\n"),
+        Valid("import torch\nimport torch.nn as nn\nbn = nn.BatchNorm1d(8)\ny = bn(torch.randn(4, 8, 10))\n"),
+        # A depthwise convolution: in_channels = groups.
+        Valid("import torch\nimport torch.nn as nn\ndw = nn.Conv2d(8, 8, 3, groups=8)\ny = dw(torch.randn(1, 8, 5, 5))\n"),
+        # Without running statistics or affine weights, batch norm never reads num_features.
+        Valid("import torch\nimport torch.nn as nn\nbn = nn.BatchNorm2d(8, affine=False, track_running_stats=False)\n"
+              "y = bn(torch.randn(2, 3, 4, 4))\n"),
+    )
+    invalid = (
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Net(nn.Module):\n"
+                "    def __init__(self):\n        super().__init__()\n        self.conv1 = nn.Conv2d(3, 16, 3, padding=1)\n"
+                "        self.conv2 = nn.Conv2d(32, 64, 3, padding=1)\n\n    def forward(self, x):\n"
+                "        x = F.relu(self.conv1(x))\n        return self.conv2(x)\n\n\n"
+                "out = Net()(torch.randn(2, 3, 8, 8))\n"),
+        Invalid("import torch\nimport torch.nn as nn\nconv = nn.Conv1d(4, 8, 3)\ny = conv(torch.randn(2, 10, 4))\n"),
+        Invalid("import torch\nimport torch.nn as nn\nnorm = nn.LayerNorm(64)\ny = norm(torch.randn(2, 64, 5))\n"),
+        Invalid("import torch\nimport torch.nn as nn\nbn = nn.BatchNorm2d(16)\ny = bn(torch.randn(2, 32, 4, 4))\n"),
+    )
+
+    def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        if len(node.args) != 1 or node.keywords:
+            return
+        module, x = ctx.value(node.func), tensor(ctx, node.args[0])
+        if not isinstance(module, ModuleValue) or x is None or x.shape is None:
+            return
+        message = _layer_misfit(module, x.shape)
+        if message is not None:
+            yield self.finding(ctx, node, message)
+
+
+_CONV_RANKS = {"Conv1d": 1, "Conv2d": 2, "Conv3d": 3}
+_BATCH_NORM_RANKS = {"BatchNorm1d": (2, 3), "BatchNorm2d": (4,), "BatchNorm3d": (5,)}
+
+
+def _layer_misfit(module: ModuleValue, shape: tuple) -> Optional[str]:
+    """PyTorch's complaint about ``shape`` as the input of ``module``, where it certainly raises; else None."""
+    kind = module.kind
+    if kind in _CONV_RANKS:
+        weight, groups = module.param("weight"), module.setting("groups", 1)
+        if weight is None or weight.shape is None or len(shape) not in (_CONV_RANKS[kind] + 1, _CONV_RANKS[kind] + 2):
+            return None
+        expected = dims.product((weight.shape[1], groups)) if isinstance(groups, (int, dims.Sym)) else None
+        channels = shape[1 if len(shape) == _CONV_RANKS[kind] + 2 else 0]
+        if expected is not None and dims.dim_eq(channels, expected) is False:
+            return (f"`{kind}` expects input with {expected} channels, but input {fmt_shape(shape)} has {channels} "
+                    f"(channels come {'second' if len(shape) == _CONV_RANKS[kind] + 2 else 'first'})")
+    elif kind in _BATCH_NORM_RANKS:
+        features = module.setting("num_features")
+        read = module.param("running_mean") is not None or module.param("weight") is not None
+        if read and isinstance(features, (int, dims.Sym)) and len(shape) in _BATCH_NORM_RANKS[kind] \
+                and dims.dim_eq(shape[1], features) is False:
+            return f"`{kind}({features})` expects {features} channels in dim 1, but input {fmt_shape(shape)} has {shape[1]}"
+    elif kind == "LayerNorm":
+        normalized = module.setting("normalized_shape")
+        normalized = (normalized,) if not isinstance(normalized, tuple) else normalized
+        if normalized and all(isinstance(d, (int, dims.Sym)) for d in normalized) and len(shape) >= len(normalized) \
+                and any(dims.dim_eq(a, b) is False for a, b in zip(shape[-len(normalized):], normalized)):
+            return (f"`LayerNorm` over the last {len(normalized)} dim(s) {fmt_shape(normalized)} does not fit input "
+                    f"{fmt_shape(shape)}: expected input of shape (*, {', '.join(map(str, normalized))})")
+    return None
+
+
 RULES = (ShapesDoNotBroadcast, MatmulShapeMismatch, ReshapeElementCount, CatSizeMismatch, IncompatibleDtypes,
-         IndexOutOfRange)
+         IndexOutOfRange, LayerInputMismatch)
