@@ -55,3 +55,33 @@ def test_the_commands_json():
     assert out["device"] == "cuda:0" and out["match"] is True and out["max_diff"] is None
     assert out["text"] == inline_text(RESULT)
     json.dumps(out, allow_nan=False)
+
+
+MEASURED = dict(RESULT, memory={"loop_peak_bytes": 22 * 2 ** 30, "vectorized_peak_bytes": 40 * 2 ** 20, "method": "cuda"},
+                scaling=[{"n": 625, "loop_s": 0.05, "vectorized_s": 0.0002}, {"n": 2500, "loop_s": 0.2, "vectorized_s": 0.0008},
+                         {"n": 10000, "loop_s": 0.812, "vectorized_s": 0.0021}])
+
+
+def test_memory_and_scaling_in_the_hover_and_the_whole_result_in_the_message():
+    from torchwise.bench.result import format_bytes
+
+    assert format_bytes(1536) == "1.5 KiB" and format_bytes(22 * 2 ** 30) == "22 GiB" and format_bytes(None) == "?"
+    text = hover_markdown(MEASURED)
+    assert "| loop | 812 ms | 12 ms | 3 | 22 GiB |" in text and "| vectorized | 2.1 ms | 100 µs | 120 | 40 MiB |" in text
+    assert "CUDA caching allocator" in text
+    assert "| 625 | 50 ms | 200 µs | 250× |" in text and "| 10000 | 812 ms | 2.1 ms | 387× |" in text
+    message = public_json(MEASURED)["message"]
+    assert message.startswith("loop 812 ms ± 12 ms → vectorized 2.1 ms ± 100 µs (387×) on cuda:0, results match")
+    assert "peak memory 22 GiB → 40 MiB" in message and "N=625: 50 ms → 200 µs (250×)" in message
+    assert public_json(MEASURED)["memory"]["method"] == "cuda" and len(public_json(MEASURED)["scaling"]) == 3
+
+
+def test_within_noise_when_the_middle_halves_overlap():
+    from torchwise.bench.result import within_noise
+
+    assert within_noise(1.0, 0.2, 1.05, 0.2) and not within_noise(1.0, 0.01, 0.5, 0.01)
+    close = dict(RESULT, vectorized_s=0.80, vectorized_iqr_s=0.02, speedup=0.812 / 0.80)
+    assert inline_text(close) == "⏱ loop 812 ms → vectorized 800 ms (1.0×, within noise) · cuda:0 · results match"
+    assert "(within noise)" in public_json(close)["message"] and public_json(close)["within_noise"] is True
+    assert "**Within noise**" in hover_markdown(close)
+    assert public_json(RESULT)["within_noise"] is False

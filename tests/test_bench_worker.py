@@ -255,3 +255,24 @@ def test_factories_in_the_loop_are_placed_on_the_benchmark_device():
                       "c = torch.zeros(2, device='cpu')\n"
                       "d = torch.zeros(\n    3,\n device=_tw_device)\ne = torch.eye(device=_tw_device)\n"
                       "f = torch.empty_like(x)\n")
+
+
+def test_memory_and_scaling_are_measured_on_cpu():
+    """Peak memory of one run of each (Linux: the resident-set peak), and both timed at N/16, N/4 and N."""
+    pytest.importorskip("torch")
+    from torchwise.bench.api import run_benchmark
+    from torchwise.bench.session import BenchSession
+
+    text = ("import torch\nN = 4000\nx = torch.randn(N, 256)\nout = torch.empty(N)\n"
+            "for i in range(N):\n    out[i] = x[i].sum()\n")
+    session = BenchSession(None, 60)
+    try:
+        result = run_benchmark(session, text, 4, device="cpu", budget_s=0.3)
+    finally:
+        session.shutdown()
+    assert result["ok"] and result["match"], result.get("message")
+    assert [p["n"] for p in result["scaling"]][-1] == result["n"] and len(result["scaling"]) == 3
+    assert result["scaling"][0]["n"] == result["n"] // 16
+    memory = result["memory"]
+    if sys.platform.startswith("linux"):
+        assert memory["method"] == "rss" and memory["loop_peak_bytes"] >= 0 and memory["vectorized_peak_bytes"] >= 0

@@ -116,12 +116,24 @@ def run(args: argparse.Namespace, out=None, err=None) -> int:
 
 
 def _details(result: dict) -> str:
-    from torchwise.bench.result import format_seconds
+    from torchwise.bench.result import format_bytes, format_seconds, format_speedup, within_noise
 
     lines = [f"  loop:       median {format_seconds(result.get('loop_s'))}, IQR "
              f"{format_seconds(result.get('loop_iqr_s'))}, {result.get('loop_runs')} runs",
              f"  vectorized: median {format_seconds(result.get('vectorized_s'))}, IQR "
              f"{format_seconds(result.get('vectorized_iqr_s'))}, {result.get('vectorized_runs')} runs"]
+    memory = result.get("memory") or {}
+    if memory.get("loop_peak_bytes") is not None and memory.get("vectorized_peak_bytes") is not None:
+        how = {"cuda": "CUDA allocator peak", "rss": "resident-set peak"}.get(memory.get("method"), "peak")
+        lines.append(f"  memory:     loop {format_bytes(memory['loop_peak_bytes'])}, vectorized "
+                     f"{format_bytes(memory['vectorized_peak_bytes'])} ({how} of one run)")
+    for point in result.get("scaling") or ():
+        speedup = format_speedup(point["loop_s"] / point["vectorized_s"]) if point.get("vectorized_s") else "?"
+        lines.append(f"  at n={point['n']}: loop {format_seconds(point['loop_s'])}, vectorized "
+                     f"{format_seconds(point['vectorized_s'])} ({speedup}x)")
+    if within_noise(result.get("loop_s"), result.get("loop_iqr_s"), result.get("vectorized_s"),
+                    result.get("vectorized_iqr_s")):
+        lines.append("  within noise: the middle halves of the two sets of runs overlap")
     if not result.get("match"):
         lines.append(f"  {result.get('message')}")
     facts = [f"torch {result.get('torch')}", f"Python {result.get('python')}"]

@@ -14,7 +14,8 @@ from typing import Any, Mapping, Optional
 PUBLIC_KEYS = ("loop_s", "vectorized_s", "speedup", "device", "match", "message")
 EXTRA_KEYS = ("ok", "error", "loop_iqr_s", "loop_runs", "vectorized_iqr_s", "vectorized_runs", "device_name",
               "max_diff", "scaled", "n", "n_full", "torch", "python", "interpreter", "threads", "cold", "wall_s",
-              "code", "line", "fingerprint", "notes", "inputs", "error_line", "stage", "runs")
+              "code", "line", "fingerprint", "notes", "inputs", "error_line", "stage", "runs", "memory", "scaling",
+              "within_noise")
 
 
 def format_seconds(seconds: Optional[float]) -> str:
@@ -41,6 +42,64 @@ def format_speedup(speedup: Optional[float]) -> str:
     return f"{speedup:.2g}" if speedup < 1 else f"{speedup:.1f}"
 
 
+def format_bytes(count: Optional[float]) -> str:
+    """``1536`` -> ``1.5 KiB``; ``3.2e9`` -> ``3 GiB``; None -> ``?``."""
+    if count is None or not math.isfinite(count) or count < 0:
+        return "?"
+    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if count >= scale:
+            return f"{_three(count / scale)} {unit}"
+    return f"{int(count)} B"
+
+
+def within_noise(loop_s, loop_iqr, vec_s, vec_iqr) -> bool:
+    """Whether the two medians are closer than their spreads: the intervals median ± IQR/2 (the middle half of
+    the runs) overlap, so which one is faster cannot be told from these runs."""
+    if None in (loop_s, vec_s):
+        return False
+    return abs(loop_s - vec_s) <= ((loop_iqr or 0.0) + (vec_iqr or 0.0)) / 2
+
+
+def _noise(result: Mapping[str, Any]) -> bool:
+    return within_noise(result.get("loop_s"), result.get("loop_iqr_s"), result.get("vectorized_s"),
+                        result.get("vectorized_iqr_s"))
+
+
+def _memory_text(result: Mapping[str, Any], arrow: str = "→") -> str:
+    memory = result.get("memory") or {}
+    if memory.get("loop_peak_bytes") is None or memory.get("vectorized_peak_bytes") is None:
+        return ""
+    return (f"peak memory {format_bytes(memory['loop_peak_bytes'])} {arrow} "
+            f"{format_bytes(memory['vectorized_peak_bytes'])}")
+
+
+def _scaling_text(result: Mapping[str, Any], arrow: str = "→") -> str:
+    label = ((result.get("scaled") or "N=").split("=")[0]) or "N"
+    points = result.get("scaling") or []
+    return "; ".join(f"{label}={p['n']}: {format_seconds(p['loop_s'])} {arrow} {format_seconds(p['vectorized_s'])}"
+                     f" ({format_speedup(p['loop_s'] / p['vectorized_s']) if p.get('vectorized_s') else '?'}×)"
+                     for p in points)
+
+
+def summary_text(result: Mapping[str, Any]) -> str:
+    """The whole result on one line, for the command's reply (what VS Code's message and Neovim's notify show):
+    both medians ± IQR, the speedup or "within noise", device, verdict, peak memory, scaling."""
+    if not result.get("ok"):
+        return result.get("message") or "benchmark failed"
+    speed = "within noise" if _noise(result) else f"{format_speedup(result.get('speedup'))}×"
+    text = (f"loop {format_seconds(result.get('loop_s'))} ± {format_seconds(result.get('loop_iqr_s'))} → vectorized "
+            f"{format_seconds(result.get('vectorized_s'))} ± {format_seconds(result.get('vectorized_iqr_s'))} "
+            f"({speed})")
+    if result.get("scaled"):
+        text += f" at {result['scaled']}"
+    text += f" on {result.get('device')}"
+    text += ", results match" if result.get("match") else f", {result.get('message') or 'RESULTS DIFFER'}"
+    for part in (_memory_text(result), _scaling_text(result)):
+        if part:
+            text += f"; {part}"
+    return text
+
+
 def inline_text(result: Mapping[str, Any], ascii: bool = False, stale: bool = False) -> str:
     """One line for the code lens / inline hint / CLI:
     ``⏱ loop 812 ms → vectorized 2.1 ms (390×) · cuda:0 · results match``.
@@ -52,8 +111,11 @@ def inline_text(result: Mapping[str, Any], ascii: bool = False, stale: bool = Fa
     prefix = ("(stale) " if ascii else "⏱ (stale) ") if stale else clock
     if not result.get("ok"):
         return f"{prefix}benchmark failed: {result.get('message') or 'unknown error'}"
+    speed = f"{format_speedup(result.get('speedup'))}{times}"
+    if _noise(result):
+        speed += ", within noise"
     text = (f"{prefix}loop {format_seconds(result.get('loop_s'))} {arrow} vectorized "
-            f"{format_seconds(result.get('vectorized_s'))} ({format_speedup(result.get('speedup'))}{times})")
+            f"{format_seconds(result.get('vectorized_s'))} ({speed})")
     if result.get("scaled"):
         text += f" at {result['scaled']}"
     text += f" on {result.get('device')}{dot}" if ascii else f"{dot} {result.get('device')}{dot}"
@@ -76,16 +138,35 @@ def hover_markdown(result: Mapping[str, Any]) -> str:
     if not result.get("ok"):
         lines.append(f"Failed: {result.get('message')}")
     else:
-        lines += ["| | median | IQR | runs |", "|---|---|---|---|",
-                  f"| loop | {format_seconds(result.get('loop_s'))} | {format_seconds(result.get('loop_iqr_s'))} "
-                  f"| {result.get('loop_runs', '?')} |",
-                  f"| vectorized | {format_seconds(result.get('vectorized_s'))} "
-                  f"| {format_seconds(result.get('vectorized_iqr_s'))} | {result.get('vectorized_runs', '?')} |",
-                  ""]
+        memory = result.get("memory") or {}
+        measured = memory.get("loop_peak_bytes") is not None and memory.get("vectorized_peak_bytes") is not None
+        lines += ["| | median | IQR | runs |" + (" peak memory |" if measured else ""),
+                  "|---|---|---|---|" + ("---|" if measured else "")]
+        for label, key in (("loop", "loop"), ("vectorized", "vectorized")):
+            row = (f"| {label} | {format_seconds(result.get(key + '_s'))} | {format_seconds(result.get(key + '_iqr_s'))} "
+                   f"| {result.get(key + '_runs', '?')} |")
+            lines.append(row + (f" {format_bytes(memory[key + '_peak_bytes'])} |" if measured else ""))
+        lines.append("")
+        if measured:
+            how = {"cuda": "the CUDA caching allocator's peak", "rss": "the process's resident-set peak"}.get(
+                memory.get("method"), "measured")
+            lines += [f"Peak memory: of one run of each, beyond what was allocated before it ({how}).", ""]
         device = f"`{result.get('device')}`"
         if result.get("device_name"):
             device += f" ({result['device_name']})"
-        lines.append(f"**{format_speedup(result.get('speedup'))}×** faster on {device}.")
+        if _noise(result):
+            lines.append(f"**Within noise** on {device}: the middle halves of the runs overlap "
+                         f"({format_speedup(result.get('speedup'))}× by the medians).")
+        else:
+            lines.append(f"**{format_speedup(result.get('speedup'))}×** faster on {device}.")
+        points = result.get("scaling") or []
+        if points:
+            label = ((result.get("scaled") or "N=").split("=")[0]) or "N"
+            lines += ["", f"| {label} | loop | vectorized | speedup |", "|---|---|---|---|"]
+            lines += [f"| {p['n']} | {format_seconds(p['loop_s'])} | {format_seconds(p['vectorized_s'])} | "
+                      f"{format_speedup(p['loop_s'] / p['vectorized_s']) if p.get('vectorized_s') else '?'}× |"
+                      for p in points]
+            lines.append("")
         if result.get("scaled"):
             lines.append(f"Both measured at {result['scaled']}: the full loop would not fit the time budget.")
         if result.get("match"):
@@ -116,6 +197,8 @@ def public_json(result: Mapping[str, Any]) -> dict:
     """The LSP command's answer: ``{"loop_s", "vectorized_s", "speedup", "device", "match", "message"}``
     (``None`` where not measured), then the details."""
     out = {key: _finite(result.get(key)) for key in PUBLIC_KEYS}
+    if result.get("ok"):
+        out["message"] = summary_text(result)  # every number, wherever the reply is shown
     if out["message"] is None:
         out["message"] = "results match" if result.get("match") else ""
     if result.get("runs"):  # which of the user's lines ran: the message says it wherever it is shown
@@ -124,6 +207,8 @@ def public_json(result: Mapping[str, Any]) -> dict:
     for key in EXTRA_KEYS:
         if key in result:
             out[key] = _finite(result[key])
+    if result.get("ok"):
+        out["within_noise"] = _noise(result)
     out["text"] = inline_text(result)
     return out
 

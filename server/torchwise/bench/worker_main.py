@@ -28,7 +28,15 @@ compared with ``torch.testing.assert_close``. Both are timed with
 ``torch.utils.benchmark.Timer.blocked_autorange``. When ``scale`` names the setup variable that
 holds the loop's trip count, a small probe estimates the loop's full time first, and a loop that
 would not fit the budget is measured at a smaller count (both versions), reported as
-``"N=1000 of 10000"``.
+``"N=1000 of 10000"``; both are then also timed at two smaller counts (N/16 and N/4: ``"scaling"``), since
+small inputs may not gain from vectorizing.
+
+Memory (``"memory"``): the peak of one run of each, beyond what was allocated before it. On CUDA, the caching
+allocator's own statistics (``reset_peak_memory_stats``, ``max_memory_allocated``: tensor memory, whatever the
+allocator keeps cached). On CPU (Linux), the process's resident-set high-water mark: freed heap memory is
+handed back first (``malloc_trim``), the mark reset (``/proc/self/clear_refs``), and ``VmHWM`` minus ``VmRSS``
+before the run is the peak it added, Python objects included. Elsewhere (MPS, other systems) it is not
+measured (``None``).
 """
 
 from __future__ import annotations
@@ -61,6 +69,73 @@ _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "c
 _PROBE_MAX = 100  # iterations of the probe run that estimates a scalable loop's full time
 _RUN_SHARE = 0.3  # of the budget, the most one run of the loop should take; longer loops are scaled down
 _SLACK = 1.5  # ...unless the estimate is within this factor (estimates are rough: do not scale on noise)
+
+
+_SCALING_DIVISORS = (16, 4)  # the smaller counts timed besides N (N/16, N/4)
+_SCALING_SHARE = 0.08  # of the budget, the measuring time of each version at each smaller count
+
+
+def _status_kb(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return None
+
+
+class PeakMemory:
+    """The peak memory one run adds (see the module's docstring); ``bytes`` is None where it cannot be measured."""
+
+    def __init__(self, device):
+        self.device = device
+        self.bytes = None
+        self.base = None
+        self.method = None
+
+    def __enter__(self):
+        try:
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)
+                torch.cuda.reset_peak_memory_stats(self.device)
+                self.base = torch.cuda.memory_allocated(self.device)
+                self.method = "cuda"
+            elif self.device.type == "cpu" and sys.platform.startswith("linux"):
+                gc.collect()
+                _malloc_trim()
+                with open("/proc/self/clear_refs", "w") as f:
+                    f.write("5")  # resets VmHWM to the current VmRSS
+                self.base = _status_kb("VmRSS")
+                self.method = "rss" if self.base is not None else None
+        except Exception:  # not measurable here: the timing goes on
+            self.method = None
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            if self.method == "cuda":
+                torch.cuda.synchronize(self.device)
+                self.bytes = max(0, int(torch.cuda.max_memory_allocated(self.device)) - self.base)
+            elif self.method == "rss":
+                peak = _status_kb("VmHWM")
+                self.bytes = max(0, peak - self.base) * 1024 if peak is not None else None
+        except Exception:
+            self.bytes = None
+        return False
+
+
+_LIBC = []
+
+
+def _malloc_trim():
+    if not _LIBC:
+        try:
+            import ctypes
+            import ctypes.util
+            _LIBC.append(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"))
+        except Exception:
+            _LIBC.append(None)
+    if _LIBC[0] is not None and hasattr(_LIBC[0], "malloc_trim"):
+        _LIBC[0].malloc_trim(0)
 
 
 class BenchError(Exception):
@@ -550,6 +625,7 @@ class Bench:
         # on the 2-vCPU test VM). The loop itself runs on one thread either way.
         self.threads = int(req.get("threads") or 1)
         self.vec_once = 0.0
+        self.memory = None  # peak bytes of one run of each, from the last check
 
     def progress(self, stage):
         now = time.perf_counter()
@@ -601,16 +677,20 @@ class Bench:
         grad = torch.no_grad() if self.no_grad else _null()
         with grad:
             synchronize(self.device)
-            start = time.perf_counter()
-            loop_out = loop.call(ns_loop, self.device)
-            loop_once = time.perf_counter() - start
+            with PeakMemory(self.device) as loop_peak:
+                start = time.perf_counter()
+                loop_out = loop.call(ns_loop, self.device)
+                loop_once = time.perf_counter() - start
             if warm:  # the first run in a process pays one-time costs: time a second one
                 start = time.perf_counter()
                 loop.call(clone_namespace(ns_loop), self.device)
                 loop_once = min(loop_once, time.perf_counter() - start)
-            start = time.perf_counter()
-            vec_out = vec.call(ns_vec, self.device)
-            self.vec_once = time.perf_counter() - start
+            with PeakMemory(self.device) as vec_peak:
+                start = time.perf_counter()
+                vec_out = vec.call(ns_vec, self.device)
+                self.vec_once = time.perf_counter() - start
+        self.memory = {"loop_peak_bytes": loop_peak.bytes, "vectorized_peak_bytes": vec_peak.bytes,
+                       "method": loop_peak.method if loop_peak.bytes is not None else None}
         match = compare(self.outputs, loop_out, vec_out, self.rtol, self.atol)
         del loop_out, vec_out
         return ns_loop, ns_vec, loop, vec, loop_once, match
@@ -633,6 +713,27 @@ class Bench:
         if estimate <= cap * _SLACK:
             return full, full
         return max(probe, _round_down(full * cap / estimate)), full
+
+    def scaling(self, n, as_written, loop_t, vec_t):
+        """Both versions timed at N/16 and N/4 too (a list of points, smallest first, N last), where the trip count is
+        a setup variable; None otherwise, or when a smaller count does not run or does not match."""
+        if not self.scale or n is None or n < 16 or as_written == "pinned" or self.req.get("scaling") is False:
+            return None
+        points = []
+        self.progress("scaling")
+        for divisor in _SCALING_DIVISORS:
+            m = max(1, n // divisor)
+            try:
+                ns_loop, ns_vec, loop, vec, _, match = self.check(m)
+                if not match[0]:
+                    return None
+                share = self.budget * _SCALING_SHARE
+                points.append(_point(m, _measure(loop, ns_loop, self.device, share, self.no_grad, self.threads),
+                                     _measure(vec, ns_vec, self.device, share, self.no_grad, self.threads)))
+            except BenchError:
+                return None
+        points.append(_point(n, loop_t, vec_t))
+        return points
 
     def run(self):
         started = time.perf_counter()
@@ -669,6 +770,9 @@ class Bench:
         loop_t = _measure(loop, ns_loop, self.device, self.budget * 0.3, self.no_grad, self.threads)
         self.progress("timing vectorized")
         vec_t = _measure(vec, ns_vec, self.device, self.budget * 0.2, self.no_grad, self.threads)
+        memory = self.memory
+        del ns_loop, ns_vec, loop, vec
+        scaling = self.scaling(n, as_written, loop_t, vec_t)
         self.progress("done")
         self.phases.pop()
         ok_match, max_diff, message = match
@@ -683,10 +787,16 @@ class Bench:
                 "device": self.device_label, "device_name": self.device_name,
                 "match": ok_match, "max_diff": max_diff, "message": message,
                 "n": n, "n_full": full, "scaled": scaled, "loop_once_s": loop_once,
+                "memory": memory, "scaling": scaling,
                 "vectorized_once_s": self.vec_once,
                 "torch": torch.__version__, "python": platform.python_version(),
                 "threads": self.threads, "elapsed_s": time.perf_counter() - started,
                 "phases": {stage: round(seconds, 4) for stage, seconds in self.phases}}
+
+
+def _point(n, loop_t, vec_t):
+    return {"n": n, "loop_s": loop_t["median"], "loop_iqr_s": loop_t["iqr"], "vectorized_s": vec_t["median"],
+            "vectorized_iqr_s": vec_t["iqr"]}
 
 
 def _round_down(n):
