@@ -168,3 +168,46 @@ def test_reviewed_cases(name):
     first, edited = REVIEWED[name]
     incremental = analyze(edited, "f.py", previous=analyze(first, "f.py"))
     assert observed(incremental) == observed(analyze(edited, "f.py"))
+
+
+# Scale (issue 13): a reused unit's rules run from its plan (the pairs that always run, and the local rules
+# that found something last time), a join keeps identical values as they are, and a loop renames only the
+# names it gave loop symbols. Each must still give what a fresh analysis gives.
+_VIEWING = "def viewed():\n    x = torch.randn(3, 4)\n    return x.t().view(12)\n"
+SCALE_CASES = {
+    # The TW301 in a reused unit moves down two lines: found again, at its new place.
+    "local-finding-moves": ("import torch\n\n\ndef f():\n    return 1\n\n\n" + _VIEWING,
+                            "import torch\n\n\ndef f():\n    a = 1\n    b = 2\n    return 1\n\n\n" + _VIEWING),
+    # ...and goes away when its own function changes.
+    "local-finding-fixed": ("import torch\n\n\n" + _VIEWING, "import torch\n\n\n" + _VIEWING.replace(".t()", "")),
+    # A module-level loop whose tensor grows each pass, next to names it never touches.
+    "module-loop-symbols": (
+        "import torch\nA = 1\nB = torch.zeros(2)\nx = torch.zeros(1, 3)\nfor i in range(4):\n"
+        "    x = torch.cat([x, x])\ny = x.view(-1, 3)\nz = y + B[:, None]\n\n\ndef f():\n    return x\n",
+        "import torch\nA = 2\nB = torch.zeros(2)\nx = torch.zeros(1, 3)\nfor i in range(4):\n"
+        "    x = torch.cat([x, x])\ny = x.view(-1, 3)\nz = y + B[:, None]\n\n\ndef f():\n    return x\n"),
+    # A name bound on one path only, and one the same on both.
+    "join-one-path": ("import torch\nt = torch.ones(2)\nif A:\n    u = torch.ones(3)\nv = t + u\n\n\ndef f():\n    pass\n",
+                      "import torch\nt = torch.ones(2)\nif A:\n    u = torch.ones(3)\nv = t + u\n\n\ndef f():\n    y = 1\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCALE_CASES))
+def test_scale_cases(name):
+    first, edited = SCALE_CASES[name]
+    previous = analyze(first, "f.py")
+    incremental = analyze(edited, "f.py", previous=previous)
+    assert observed(incremental) == observed(analyze(edited, "f.py"))
+    again = analyze(edited, "f.py", previous=incremental)  # a plan made by a reused unit is reused too
+    assert observed(again) == observed(incremental)
+
+
+def test_other_rules_after_a_settings_change_run_everywhere():
+    from torchwise.config import RuleConfig
+    text = "import torch\n\n\n" + _VIEWING
+    first = analyze(text, "f.py", RuleConfig(select=("TW5",)))
+    assert not first.findings
+    edited = text + "\n\ndef g():\n    return 2\n"
+    incremental = analyze(edited, "f.py", previous=first)
+    assert [f.code for f in incremental.findings] == ["TW301"]
+    assert observed(incremental) == observed(analyze(edited, "f.py"))

@@ -25,6 +25,7 @@ class Analysis:
     facts: Inference | None = None  # what every expression is: hover reads it
     checked: frozenset = frozenset()  # the codes of the rules that ran
     flagged: set = field(default_factory=set)  # (code, node): where a rule found something, suppressed or not
+    plans: dict = field(default_factory=dict)  # top-level def or class -> its _Plan, for the next analysis
 
     @property
     def parse_error(self) -> ParseError | None:
@@ -65,20 +66,32 @@ def _analyze(text: str, path: str, config: RuleConfig, rules: Sequence[Rule], pr
     ctx = Context(source, index, facts)
     analysis.facts, analysis.checked = facts, frozenset(rule.code for rule in active)
     nodes = index.nodes
+    plans = previous.plans if previous is not None and previous.checked == analysis.checked else {}
     for stmt, start, end in index.top_level:
-        unchanged = _unchanged_body(stmt, facts, previous)
-        for i in range(start, end):
-            node, scope = nodes[i]
-            for rule in dispatch.rules_for(node, scope):
-                if unchanged is not None and rule.local and (node.lineno, node.col_offset) >= unchanged \
-                        and rule.code in previous.checked and (rule.code, node) not in previous.flagged:
-                    continue  # it found nothing here last time, and nothing it reads has changed
-                for finding in rule.check(node, scope, ctx):
-                    analysis.flagged.add((rule.code, node))
-                    if suppressions.suppresses(finding.code, finding.span.start.line):
-                        continue
-                    finding.severity = config.severity_of(finding.code, finding.severity) or finding.severity
-                    analysis.findings.append(finding)
+        plan = plans.get(stmt) if _unchanged_body(stmt, facts, previous) is not None else None
+        if plan is not None:  # a reused unit: the same nodes, so the same (offset, rule) pairs
+            work = sorted(plan.always + plan.fired, key=_pair_order)
+        else:
+            work = _all_pairs(stmt, nodes, start, end, dispatch)
+        always, fired = [], []
+        for pair in work:
+            offset, _, rule, in_body = pair
+            node, scope = nodes[start + offset]
+            found = False
+            for finding in rule.check(node, scope, ctx):
+                found = True
+                analysis.flagged.add((rule.code, node))
+                if suppressions.suppresses(finding.code, finding.span.start.line):
+                    continue
+                finding.severity = config.severity_of(finding.code, finding.severity) or finding.severity
+                analysis.findings.append(finding)
+            if in_body and rule.local:
+                if found:
+                    fired.append(pair)
+            else:
+                always.append(pair)
+        if isinstance(stmt, _UNITS):
+            analysis.plans[stmt] = _Plan(plan.always if plan is not None else tuple(always), tuple(fired))
     analysis.findings = one_per_site(analysis.findings)
     analysis.findings.sort(key=lambda f: (f.span.start, f.code))
     return analysis
@@ -128,6 +141,39 @@ def _same_site(a: Finding, b: Finding) -> bool:
 
 def _holds(outer, inner) -> bool:
     return outer.start <= inner.start and inner.end <= outer.end
+
+
+_UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Which rules run on a top-level def or class again while its analysis is reused: walking every node of a
+    200k-line file to skip local rules one by one cost a second per edit. ``always``: the pairs of rules that
+    read beyond the unit, or nodes outside its body (decorators, bases); ``fired``: local rules on its body that
+    found something last time (their messages and fixes come from the new text). Each pair is (the node's offset
+    in the statement's slice of ``ModuleIndex.nodes``, the rule's place among that node's rules, the rule,
+    whether the node lies in the body)."""
+
+    always: tuple
+    fired: tuple
+
+
+def _pair_order(pair: tuple) -> tuple:
+    return pair[0], pair[1]
+
+
+def _all_pairs(stmt: ast.stmt, nodes: list, start: int, end: int, dispatch: "_Dispatch") -> list:
+    """Every (offset, place, rule, in body) pair of a top-level statement, in node order then rule order."""
+    body = getattr(stmt, "body", None) if isinstance(stmt, _UNITS) else None
+    first = (body[0].lineno, body[0].col_offset) if body else None
+    pairs = []
+    for i in range(start, end):
+        node, scope = nodes[i]
+        in_body = first is not None and (node.lineno, node.col_offset) >= first
+        for k, rule in enumerate(dispatch.rules_for(node, scope)):
+            pairs.append((i - start, k, rule, in_body))
+    return pairs
 
 
 def _unchanged_body(stmt: ast.stmt, facts: Inference, previous: Analysis | None) -> tuple[int, int] | None:
