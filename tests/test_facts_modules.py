@@ -171,3 +171,104 @@ def test_an_escaped_module_claims_nothing_from_its_visible_calls():
     for claim in claims:
         shape = getattr(claim, "shape", None)
         assert shape is None or not isinstance(shape[1], int), f"kv claimed {shape}, but it is also (2, 5, 8)"
+
+
+# -- `self` in a module's own methods, from the constructions the file shows ---------------------------------------
+SELF_CASES = {
+    # Built once, with concrete sizes: inside forward every size is concrete (and a misfit is an error).
+    "built-once": ("""
+class Attn(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.pos = nn.Parameter(torch.zeros(1, 5, n_embd))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x + self.pos).split(C, dim=2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = q @ k.transpose(-2, -1)
+        return att
+
+out = Attn(64, 4)(torch.randn(2, 5, 64))
+""", {"q": (2, 4, 5, 16), "att": (2, 4, 5, 5)}),
+    # Two constructions that differ: `self` is the class's own (sizes by name), never one instance's numbers.
+    "built-twice-differently": ("""
+class Proj(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, 2 * d)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y
+
+a = Proj(4)(torch.randn(3, 4))
+b = Proj(6)(torch.randn(3, 6))
+""", {}),
+    # Built inside a function: not followed, so nothing about the instance is assumed.
+    "built-in-a-function": ("""
+class Proj(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, 2 * d)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y
+
+def make(d):
+    return Proj(d)
+
+a = make(4)(torch.randn(3, 4))
+b = Proj(4)(torch.randn(3, 4))
+""", {}),
+}
+
+
+def _forward_locals(source: str) -> dict:
+    """Every shape each name of a ``forward`` takes at runtime: {name: {shapes}}."""
+    import torch
+    seen: dict = {}
+
+    def tracer(frame, event, arg):
+        if frame.f_code.co_name != "forward":
+            return None
+
+        def lines(frame, event, arg):
+            for name, value in frame.f_locals.items():
+                if isinstance(value, torch.Tensor):
+                    seen.setdefault(name, set()).add(tuple(value.shape))
+            return lines
+        return lines
+    sys.settrace(tracer)
+    try:
+        exec(compile(source, "case.py", "exec"), {})
+    finally:
+        sys.settrace(None)
+    return seen
+
+
+@pytest.mark.parametrize("name", sorted(SELF_CASES))
+def test_self_from_constructions_is_true(name):
+    body, expected = SELF_CASES[name]
+    source = HEADER + body
+    runtime = _forward_locals(source)
+    analysis = analyze(source, "case.py")
+    claims: dict = {}
+    for node in ast.walk(analysis.source.tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "forward":
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    value = analysis.facts.values.get(sub)
+                    shape = getattr(value, "shape", None)
+                    if shape is not None and all(isinstance(d, int) for d in shape):
+                        claims.setdefault(sub.id, set()).add(tuple(shape))
+    for variable, shapes in claims.items():  # a concrete claim holds for every runtime value of the name
+        assert runtime.get(variable, set()) <= shapes, f"{variable}: engine {shapes}, runtime {runtime.get(variable)}"
+    for variable, shape in expected.items():
+        assert shape in claims.get(variable, set()), f"{variable}: expected {shape}, engine {claims.get(variable)}"
+    if not expected:
+        assert not claims.get("y"), f"one instance's sizes claimed for all: {claims.get('y')}"

@@ -30,7 +30,7 @@ from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.scopes import ModuleIndex, Scope, ScopeKind
 from torchwise.analysis.values import (
-    InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue,
+    EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue,
     TensorValue, join, map_dims,
 )
 
@@ -96,6 +96,8 @@ class ClassInfo:
     methods: dict = field(default_factory=dict)  # name -> its def
     method_infos: dict = field(default_factory=dict)  # name -> MethodInfo, for every method but __init__
     dataclass_fields: Optional[tuple] = None  # a @dataclass: ((field, default expression or None), ...)
+    constructions: list = field(default_factory=list)  # the arguments of each `Name(...)` seen, by parameter
+    constructed_unseen: bool = False  # built where the analysis does not follow (a function, a demo, a subclass)
 
     @property
     def init(self):
@@ -305,6 +307,9 @@ class Inference:
         for info in self.classes.values():
             info.is_module = self._subclasses_module(info.node, module_scope, set())
         self._escaped_modules(module_scope)
+        for name, info in self.classes.items():
+            info.constructed_unseen = bool(self.index.name_loads.get(name)) or any(
+                not self._built_where_seen(scope) for _, scope in self.index.calls_by_name.get(name, ()))
         # A function used as a value (callback, decorator argument, stored) may be called with anything.
         for name, info in self.functions.items():
             if self.index.name_loads.get(name):
@@ -334,7 +339,8 @@ class Inference:
     # -- units --------------------------------------------------------------------------
     def _unit(self, info, float_default, sites) -> None:
         """Analyse a top-level class or function, or reuse its previous analysis when that still holds."""
-        inputs = (float_default, self._device_changed, sites)
+        inputs = (float_default, self._device_changed, sites,
+                  self._self_of(info.owner) if isinstance(info, MethodInfo) else None)
         record = self._previous_units.get(info.node)
         if record is not None and _same(record.inputs, inputs) and all(
                 _same(self._external(kind, key), answer) for kind, key, answer in record.reads):
@@ -354,7 +360,9 @@ class Inference:
             info.summary, info.analysed = record.result, True
 
     def _replay_call(self, name: str, starred: bool, args: list, kwargs: dict) -> None:
-        if "." in name:
+        if name.startswith("new:"):
+            self._note_construction(name[4:], args)
+        elif "." in name:
             owner, _, method = name.partition(".")
             self._note_method_call(self.classes[owner].method_infos[method], starred, args, kwargs)
         else:
@@ -432,7 +440,8 @@ class Inference:
                 self._analyse_class(info, float_default)
                 result = info.attrs
             elif isinstance(info, MethodInfo):
-                env = self._function_env(info.node, info.scope, info.owner.node.name, float_default, sites)
+                env = self._function_env(info.node, info.scope, info.owner.node.name, float_default, sites,
+                                         self_value=inputs[3])
                 self._exec_function_body(info.node, env)
                 result = None
             else:
@@ -478,6 +487,27 @@ class Inference:
         if self._reads is not None:
             self._reads.append((kind, key, answer))
         return answer
+
+    @staticmethod
+    def _built_where_seen(scope: Scope) -> bool:
+        """A construction in module code or in a class's ``__init__`` (both run before any method's unit)."""
+        while scope.parent is not None and isinstance(scope.node, _COMPREHENSION_NODES):
+            scope = scope.parent
+        if scope.parent is None:
+            return True
+        return isinstance(scope.node, ast.FunctionDef) and scope.node.name == "__init__" \
+            and scope.parent.parent is not None and scope.parent.parent.parent is None \
+            and isinstance(scope.parent.node, ast.ClassDef)
+
+    def _self_of(self, info: ClassInfo):
+        """What ``self`` is in the class's own methods: the instance, when every construction is seen, all agree,
+        and their arguments are concrete (no size known only by name: those stay the class's own symbols)."""
+        if info.constructed_unseen or not info.constructions or not info.is_module:
+            return None
+        first = info.constructions[0]
+        if any(not _same(first, other) for other in info.constructions[1:]) or _mentions_symbols(first):
+            return None
+        return InstanceValue(info.node.name, first)
 
     def _escaped_modules(self, module_scope: Scope) -> None:
         """A module of this file built as another call's argument (``PreNorm(dim, Attention(...))``) is called by
@@ -1180,7 +1210,18 @@ class Inference:
             (() if not call.args and not call.kwargs else None)
         if info.dataclass_fields is not None:
             bindings = _bind_fields(info.dataclass_fields, call, self)
+        if not self._specializing:
+            self._note_construction(name, bindings)
         return InstanceValue(name, bindings if bindings is not None else (), call.node)
+
+    def _note_construction(self, name: str, bindings) -> None:
+        info = self.classes[name]
+        if bindings is None or self._in_main_guard:
+            info.constructed_unseen = True
+        elif len(info.constructions) <= _MAX_CALL_SITES:
+            info.constructions.append(bindings)
+        if self._calls is not None:
+            self._calls.append((f"new:{name}", False, bindings, {}))
 
     def call_instance(self, instance: InstanceValue, call, method: str = "forward"):
         """``instance(x)`` (its ``forward``) or ``instance.method(x)``: the method analysed with these arguments."""
@@ -1950,6 +1991,25 @@ def _grad_mode(expr: ast.expr, scope: Scope, inf=None):
 
 def _is_static(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def _mentions_symbols(bindings) -> bool:
+    """Some argument is unknown, known only by name, or has a size known only by name."""
+    found = []
+
+    def spot(dim):
+        if isinstance(dim, Sym):
+            found.append(dim)
+        return dim
+    for _, value in bindings:
+        if value is None or isinstance(value, (SymbolicValue, EitherValue)):
+            return True
+        map_dims(value, spot)
+        if isinstance(value, ScalarValue) and (value.value is None and value.kind != "none" or isinstance(value.value, Sym)):
+            return True
+        if isinstance(value, InstanceValue) and (value.bindings is None or _mentions_symbols(value.bindings)):
+            return True
+    return bool(found)
 
 
 def _mentions_parameters(value, node) -> bool:
