@@ -434,8 +434,9 @@ class LayerInputMismatch(Rule):
     name = "layer-input-mismatch"
     severity = Severity.ERROR
     runtime_error = True
-    summary = ("Flags a call of a convolution, batch norm or layer norm whose input cannot fit it: channels that are "
-               "not the layer's `in_channels` (`num_features`), or trailing sizes that are not its `normalized_shape`; "
+    summary = ("Flags a call of a convolution, batch norm, layer norm or recurrent layer whose input cannot fit it: "
+               "channels that are not the layer's `in_channels` (`num_features`), trailing sizes that are not its "
+               "`normalized_shape`, a last dim that is not an LSTM's / GRU's `input_size`; "
                "also through a module's own attributes (`self.conv2(x)` inside `forward`).")
     why = ("A layer is built for one size: `nn.Conv2d(32, 64, 3)` has a `(64, 32, 3, 3)` weight and raises `expected "
            "input[2, 16, 8, 8] to have 32 channels, but got 16 channels instead`. The usual cause is a layer whose "
@@ -445,6 +446,7 @@ class LayerInputMismatch(Rule):
         Valid("import torch\nimport torch.nn as nn\nconv = nn.Conv1d(4, 8, 3)\ny = conv(torch.randn(4, 10))\n"),
         Valid("import torch\nimport torch.nn as nn\nnorm = nn.LayerNorm([5, 16])\ny = norm(torch.randn(2, 5, 16))\n"),
         Valid("import torch\nimport torch.nn as nn\nbn = nn.BatchNorm1d(8)\ny = bn(torch.randn(4, 8, 10))\n"),
+        Valid("import torch\nimport torch.nn as nn\ngru = nn.GRU(16, 32)\nout, h = gru(torch.randn(7, 2, 16))\n"),
         # A depthwise convolution: in_channels = groups.
         Valid("import torch\nimport torch.nn as nn\ndw = nn.Conv2d(8, 8, 3, groups=8)\ny = dw(torch.randn(1, 8, 5, 5))\n"),
         # Without running statistics or affine weights, batch norm never reads num_features.
@@ -460,6 +462,8 @@ class LayerInputMismatch(Rule):
         Invalid("import torch\nimport torch.nn as nn\nconv = nn.Conv1d(4, 8, 3)\ny = conv(torch.randn(2, 10, 4))\n"),
         Invalid("import torch\nimport torch.nn as nn\nnorm = nn.LayerNorm(64)\ny = norm(torch.randn(2, 64, 5))\n"),
         Invalid("import torch\nimport torch.nn as nn\nbn = nn.BatchNorm2d(16)\ny = bn(torch.randn(2, 32, 4, 4))\n"),
+        Invalid("import torch\nimport torch.nn as nn\nlstm = nn.LSTM(10, 20, batch_first=True)\n"
+                "out, state = lstm(torch.randn(2, 7, 16))\n"),
     )
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
@@ -495,6 +499,10 @@ def _layer_misfit(module: ModuleValue, shape: tuple) -> Optional[str]:
         if read and isinstance(features, (int, dims.Sym)) and len(shape) in _BATCH_NORM_RANKS[kind] \
                 and dims.dim_eq(shape[1], features) is False:
             return f"`{kind}({features})` expects {features} channels in dim 1, but input {fmt_shape(shape)} has {shape[1]}"
+    elif kind in ("LSTM", "GRU", "RNN"):
+        size = module.setting("input_size")
+        if isinstance(size, (int, dims.Sym)) and len(shape) in (2, 3) and dims.dim_eq(shape[-1], size) is False:
+            return f"`{kind}` expects input_size={size} in the last dim, but input {fmt_shape(shape)} has {shape[-1]}"
     elif kind == "LayerNorm":
         normalized = module.setting("normalized_shape")
         normalized = (normalized,) if not isinstance(normalized, tuple) else normalized
