@@ -345,20 +345,61 @@ def split_for_timing(text: str, others: list) -> tuple[str, str]:
         ast.unparse(ast.fix_missing_locations(ast.Module(timed, [])))
 
 
-def time_program(text: str, others: list, min_run_time: float) -> float:
-    """Seconds per run of ``text``'s timed part (median, ``torch.utils.benchmark``, one thread)."""
+def _prepared(text: str, others: list):
+    """(code, namespace) of ``text``'s timed part, its setup already run (seeded)."""
     torch = _torch()
-    from torch.utils import benchmark
     setup, timed = split_for_timing(text, others)
     namespace: dict = {"__name__": "__main__"}
     torch.manual_seed(0)
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
         exec(compile(setup, "<setup>", "exec"), namespace)
-        code = compile(timed, "<timed>", "exec")
-        timer = benchmark.Timer(stmt="exec(code, dict(ns))", globals={"code": code, "ns": namespace},
-                                num_threads=1)
-        return timer.blocked_autorange(min_run_time=min_run_time).median
+    return compile(timed, "<timed>", "exec"), namespace
+
+
+def time_programs(texts: list, others: list, min_run_time: float) -> list:
+    """Seconds per run of each text's timed part, on one thread: blocks of about a millisecond of each
+    program in turn, until each has run ``min_run_time``; each keeps its fastest block. Interleaving at
+    that grain lets every program see the same machine: on a shared, loaded 2-core box a microsecond
+    statement's speed flips between two modes for tenths of a second (6 vs 13 us for one text), so timings
+    taken one after the other (even medians) read identical programs as 2x apart."""
+    torch = _torch()
+    prepared = [_prepared(text, others) for text in texts]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            numbers = []
+            for code, namespace in prepared:  # calibrate: runs per block of about 1 ms
+                number, took = 1, 0.0
+                while True:
+                    start = time.perf_counter()
+                    for _ in range(number):
+                        exec(code, dict(namespace))
+                    took = time.perf_counter() - start
+                    if took >= 1e-3 or number >= 1 << 16:
+                        break
+                    number *= 4
+                numbers.append(number)
+            best = [math.inf] * len(prepared)
+            spent = [0.0] * len(prepared)
+            while min(spent) < min_run_time:
+                for k, (code, namespace) in enumerate(prepared):
+                    start = time.perf_counter()
+                    for _ in range(numbers[k]):
+                        exec(code, dict(namespace))
+                    took = time.perf_counter() - start
+                    spent[k] += took
+                    best[k] = min(best[k], took / numbers[k])
+    finally:
+        torch.set_num_threads(threads)
+    return best
+
+
+def time_program(text: str, others: list, min_run_time: float) -> float:
+    """Seconds per run of ``text``'s timed part (see ``time_programs``)."""
+    return time_programs([text], others, min_run_time)[0]
 
 
 _MALLOC_SET = False
@@ -382,16 +423,13 @@ def _steady_malloc() -> None:
 
 def measure_speed(case: Case, out: Outcome, min_run_time: float = 0.2, rounds: int = 3) -> None:
     """Loop, torchwise's rewrite and the idiomatic form, timed on the case's own inputs; the rewrite and
-    the idiomatic form alternate for ``rounds`` rounds and keep their best median (the machine is shared)."""
+    the idiomatic form are interleaved (``time_programs``), for ``rounds`` times ``min_run_time`` each."""
     if out.verdict != "correct" or case.expected is None:
         return
     _steady_malloc()
     try:
         texts = [case.program, out.fixed, case.expected]
-        rewrite = idiomatic = float("inf")
-        for _ in range(rounds):
-            rewrite = min(rewrite, time_program(out.fixed, texts, min_run_time))
-            idiomatic = min(idiomatic, time_program(case.expected, texts, min_run_time))
+        rewrite, idiomatic = time_programs([out.fixed, case.expected], texts, min_run_time * rounds)
         loop = time_program(case.program, texts, min_run_time)
     except Exception as err:  # noqa: BLE001
         out.speed = {"error": repr(err)}

@@ -293,13 +293,23 @@ def test_windows_and_ragged_reductions(r):
 
 
 # -- scatters, histograms, ragged stores -------------------------------------------------------------------------------
+def un_nonnegative(r: random.Random, name: str, n: int) -> list:
+    """Sometimes, lines that may make an index tensor made >= 0 negative afterwards (the wrap is needed again)."""
+    if r.random() < 0.6:
+        return []
+    return [r.choice([f"{name} -= 2", f"{name}[:1] = -1", f"alias = {name}\nalias.sub_(3)",
+                      f"{name} = {name} - 1", f"{name}.neg_()"])]
+
+
 @MANY
 @given(st.randoms(use_true_random=False))
 def test_scatters(r):
     n, k, d = r.choice([0, 1, 8, 30]), r.choice([1, 4]), r.choice([1, 2])
     low = -k if r.random() < 0.3 else 0
-    lines = [seed(r), f"idx = torch.randint({low}, {k + (1 if r.random() < 0.1 else 0)}, ({n},))",
+    lines = [seed(r), r.choice([f"idx = torch.randint({low}, {k + (1 if r.random() < 0.1 else 0)}, ({n},))",
+                                f"idx = torch.randn({n}, {k}).argmax(dim=1)", f"idx = torch.arange({n}) % {k}"]),
              f"feats = {tensor(r, (n, d), r.choice(FLOATS))}", f"vals = {tensor(r, (n,), r.choice(FLOATS + INTS))}"]
+    lines += un_nonnegative(r, "idx", n)
     form = r.randrange(5)
     dtype = r.choice(FLOATS + ["torch.int64"])
     if form == 0:
@@ -322,7 +332,7 @@ def test_scatters(r):
 def test_ragged_stores(r):
     b, t, h = r.choice([0, 1, 5]), r.choice([1, 4]), r.choice([1, 2])
     low = r.choice([0, 0, -t - 1])  # negative bounds count from the end, as Python slices do
-    lines = [seed(r), f"lengths = torch.randint({low}, {t + 2}, ({b},))"]
+    lines = [seed(r), f"lengths = torch.randint({low}, {t + 2}, ({b},))"] + un_nonnegative(r, "lengths", b)
     form = r.randrange(3)
     if form == 0:
         lines += [f"mask = torch.zeros({b}, {t}, dtype=torch.bool)", f"for i in range({b}):",
@@ -334,6 +344,40 @@ def test_ragged_stores(r):
         lines += [f"pad = torch.full(({b}, {t}), -1)", "for i in range(len(lengths)):",
                   f"    pad[i, {r.choice([':lengths[i]', 'lengths[i]:'])}] = 7"]
     counted("ragged prefix stores", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_grid_dots_and_column_scalars(r):
+    """``C[i, j] = (u(i) * v(j)).sum()`` of computed vectors (one matrix product of the two batched sides, a column
+    walk in the data's own order: ``(X - mu).T @ (X - mu)``), and column walks with per-column numbers
+    (``(X[:, j] - mu[j]) * s[j]`` is ``(X - mu) * s`` in X's order). Near-misses: sides of different lengths or
+    dtypes, int data, a side that follows both loops."""
+    n, k, m = r.choice([0, 1, 4]), r.choice([1, 3]), r.choice([1, 2])
+    dtype, other = r.choice(FLOATS), r.choice(FLOATS + INTS)
+    lines = [seed(r), f"X = {laid_out(r, (n, k), dtype)}", f"Y = {laid_out(r, (n, m), r.choice([dtype, other]))}",
+             f"A = {laid_out(r, (k, n), dtype)}", f"B = {tensor(r, (m, r.choice([n, n, 1])), dtype)}",
+             f"mu = {tensor(r, (k,), dtype)}", f"nu = {tensor(r, (m,), r.choice([dtype, other]))}",
+             f"s = {tensor(r, (k,), r.choice([dtype, other]))}", f"w = {tensor(r, (n,), dtype)}"]
+    form = r.randrange(6)
+    if form == 0:
+        lines += [f"C = torch.zeros({k}, {k}, dtype={dtype})", f"for i in range({k}):", f"    for j in range({k}):",
+                  f"        C[i, j] = ((X[:, i] - mu[i]) * (X[:, j] - mu[j])).sum(){r.choice(['', ' / 2'])}"]
+    elif form == 1:
+        lines += [f"C = torch.zeros({k}, {m})", f"for i in range({k}):", f"    for j in range({m}):",
+                  f"        C[i, j] = {r.choice(['(X[:, i] * Y[:, j]).sum()', '((X[:, i] + 1) * (Y[:, j] - nu[j])).sum()', '(Y[:, j] * X[:, i] * 2).sum()'])}"]
+    elif form == 2:
+        lines += [f"C = torch.empty({k}, {m}, dtype={dtype})", f"for i in range({k}):", f"    for j in range({m}):",
+                  f"        C[i, j] = {r.choice(['(A[i] * B[j]).sum()', '((A[i] - 1) * B[j].exp()).sum()', '(A[i] * w * B[j]).sum()'])}"]
+    elif form == 3:
+        lines += [f"C = torch.zeros({k}, {k})", f"for i in range({k}):", f"    for j in range({k}):",
+                  "        C[i, j] = (X[:, i] * X[:, j] * (i + j)).sum()"]
+    elif form == 4:
+        lines += ["Z = torch.empty_like(X)", f"for j in range({k}):",
+                  f"    Z[:, j] = {r.choice(['(X[:, j] - mu[j]) * s[j]', 'X[:, j] / (s[j] + 10)', 'mu[j] - X[:, j]', 'X[:, j] * s[j] + mu[j]'])}"]
+    else:
+        lines += [f"Z = torch.zeros({n}, {k})", f"for j in range({k}):", "    Z[:, j] = (X[:, j] - mu[j]).abs() + w"]
+    counted("grid dots, column scalars", program(lines), tolerance=1e-3 * max(1, n))
 
 
 # -- contractions, .item(), scans --------------------------------------------------------------------------------------
@@ -468,6 +512,31 @@ def test_comprehension_consumers(r):
     counted("comprehension consumers", program(lines), tolerance=1e-4 * max(1, n))
 
 
+CAT_PIECES = ["x ** {i}", "x * {i}", "x + {i}", "(x - {i}) * 2", "-x / ({i} + 1)", "x // ({i} + 1)",
+              "x % ({i} + 2)", "w * x ** {i}", "x * {i} + w", "{i} - x"]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_cat_of_size_one_pieces(r):
+    """``torch.cat([f(x, i) for i in range(...)], dim)`` of pieces of size 1 along ``dim``: the index placed at
+    ``dim`` (``x ** torch.arange(1, K + 1)``), on row-major and other layouts, ints and floats; pieces that are
+    not size 1 there, or not element-wise, take the stacked form."""
+    n, k = r.choice([0, 1, 5]), r.choice([1, 3, 4])
+    dtype = r.choice(FLOATS + INTS)
+    shape = r.choice([(n, 1), (n, 1, 2), (2, n, 1), (1, n)])
+    dim = r.choice([i for i, size in enumerate(shape) if size == 1] + [len(shape) - 1, -1])
+    column = tensor(r, shape, dtype) if len(shape) != 2 or r.random() < 0.5 else \
+        r.choice([f"{tensor(r, (shape[1], shape[0]), dtype)}.T", f"{tensor(r, (shape[0], 3), dtype)}[:, :1]"
+                  if shape[1] == 1 else tensor(r, shape, dtype)])
+    piece = r.choice(CAT_PIECES).format(i=r.choice(["i", "i", "(i + 1)"]))
+    head = r.choice([f"range({k})", f"range(1, {k} + 1)", f"range({k} - 1, -1, -1)", f"range(0, {2 * k}, 2)",
+                     f"range(-2, {k})"])
+    lines = [seed(r), f"x = {column}", f"w = {tensor(r, (), dtype)}",
+             f"out = torch.cat([{piece} for i in {head}], {dim})"]
+    counted("cat of size-1 pieces", program(lines), tolerance=1e-4)
+
+
 @MANY
 @given(st.randoms(use_true_random=False))
 def test_search_loops(r):
@@ -600,6 +669,8 @@ NOW_REWRITTEN = [
      "    return result", "sims = cosine_similarity_loop(torch.randn(64, 8), torch.randn(64, 8))"],
     ["def f(x):", "    return torch.sin(x) * x + x ** 2", "tensor_list = [torch.randn(64) for _ in range(20)]",
      "outputs = torch.stack([f(x) for x in tensor_list])"],
+    # the index placed at the concat dim, no moving
+    ["x = torch.randn(32).unsqueeze(1)", "out = torch.cat([x ** i for i in range(1, 5)], 1)"],
 ]
 
 

@@ -264,6 +264,19 @@ SEEDS = {
         feats = torch.randn(600, 64)
         labels = torch.randint(0, 10, (600,))
         sums = torch.zeros(10, 64)
+        sums.index_add_(0, labels, feats)
+    """)),
+    # labels that may be negative (made by `randint(-3, ...)`): Python's wrap-around is kept
+    "class-sums-scatter-wrapped": ("TW401", fn("""
+        feats = torch.randn(600, 64)
+        labels = torch.randint(-3, 10, (600,))
+        sums = torch.zeros(10, 64)
+        for i in range(len(labels)):
+            sums[labels[i]] += feats[i]
+    """), fn("""
+        feats = torch.randn(600, 64)
+        labels = torch.randint(-3, 10, (600,))
+        sums = torch.zeros(10, 64)
         sums.index_add_(0, torch.where(labels < 0, labels + sums.shape[0], labels), feats)
     """)),
     "padding-mask": ("TW401", fn("""
@@ -273,8 +286,17 @@ SEEDS = {
             mask[b, :lengths[b]] = True
     """), fn("""
         lengths = torch.randint(1, 51, (64,))
-        mask = torch.zeros(64, 50, dtype=torch.bool)
-        mask[torch.arange(mask.shape[1]) < torch.where(lengths < 0, lengths + mask.shape[1], lengths)[:, None]] = True
+        mask = torch.arange(50) < lengths[:, None]
+    """)),
+    "padding-mask-into-existing": ("TW401", fn("""
+        lengths = torch.randint(1, 51, (64,))
+        mask = torch.ones(64, 50, dtype=torch.bool)
+        for b in range(64):
+            mask[b, :lengths[b]] = False
+    """), fn("""
+        lengths = torch.randint(1, 51, (64,))
+        mask = torch.ones(64, 50, dtype=torch.bool)
+        mask[torch.arange(mask.shape[1]) < lengths[:, None]] = False
     """)),
     "matmul-triple-loop": ("TW401", fn("""
         A = torch.randn(24, 16)

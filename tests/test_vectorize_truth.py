@@ -345,8 +345,14 @@ def test_cat_accumulation(r):
     dtype = r.choice(FLOATS + INTS)
     lines = [f"chunks = [{tensor(r, (r.choice([1, 2]), d), dtype)} for _ in range({k})]",
              f"acc = torch.{r.choice(['empty', 'zeros'])}(0, {d}, dtype={r.choice(FLOATS + INTS)})"]
-    form = r.randrange(3)
-    if form == 0:
+    form = r.randrange(4)
+    if form == 3:
+        # a 1-d empty start, which `torch.cat` skips (only its dtype joins the promotion): left out when moot
+        lines = [f"chunks = [{tensor(r, (r.choice([1, 2]),) * r.choice([1, 1, 2]), dtype)} for _ in range({k})]",
+                 r.choice(["acc = torch.tensor([])", f"acc = torch.empty(0, dtype={r.choice(FLOATS + INTS)})",
+                           f"acc = torch.zeros(0, dtype={dtype})", f"acc = torch.empty(0, dtype={dtype})"]),
+                 "for chunk in chunks:", "    acc = torch.cat([acc, chunk])"]
+    elif form == 0:
         lines += ["for chunk in chunks:", "    acc = torch.cat([acc, chunk])"]
     elif form == 1:
         lines += [f"for j in range({k}):", "    piece = chunks[j] * 2", "    if j % 2 == 0:",

@@ -7,6 +7,7 @@ runs every one) and the documentation (``torchwise rules CODE`` prints them).
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import dataclass
 from typing import ClassVar, Iterator, Sequence
 
@@ -39,6 +40,38 @@ class Context:
         self.source = source
         self.index = index
         self.facts = facts
+        self.memo: dict = {}  # per-analysis caches of the rules, keyed by a name each rule module picks
+        self._starts: list | None = None  # the first line of each top-level statement (decorators included)
+        self._owners: dict = {}  # node -> innermost statement, filled one top-level statement at a time
+
+    def statement_of(self, node: ast.AST):
+        """The innermost statement holding ``node`` (a statement is its own). O(1) amortized: the top-level
+        statement is found by bisection, and its subtree's parent map is built once, on first use (a walk
+        down from the module per call is quadratic on a long file; a map of the whole module costs the
+        file's size even when two loops ask)."""
+        found = self._owners.get(node)
+        if found is not None:
+            return found
+        body = self.tree.body
+        if self._starts is None:
+            self._starts = [min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+                            for stmt in body]
+        line = getattr(node, "lineno", None)
+        if line is None:
+            candidates = body  # a node without a position (an operator, `comprehension`): search them all
+        else:
+            i = bisect.bisect_right(self._starts, line) - 1
+            candidates = body[i:i + 1] if i >= 0 else []
+        for top in candidates:
+            if top in self._owners:
+                continue
+            stack: list = [(top, top)]
+            while stack:
+                current, statement = stack.pop()
+                self._owners[current] = statement
+                for child in ast.iter_child_nodes(current):
+                    stack.append((child, child if isinstance(child, ast.stmt) else statement))
+        return self._owners.get(node)
 
     def value(self, node: ast.AST):
         """What the analysis knows ``node`` evaluates to (None: unknown). A value known only by its name (a

@@ -174,11 +174,17 @@ class ElementwiseMapLoop(_LoopRule):
                 "import torch\nlabels = torch.randint(0, 10, (256,))\none_hot = torch.zeros(len(labels), 10)\n"
                 "one_hot[torch.arange(len(labels)), labels] = 1\n"),
         # Duplicate indices add up, negative ones wrap, too large ones raise: as in the loop.
+        Invalid("import torch\ndef class_sums(feats, labels):\n    sums = torch.zeros(10, 64)\n"
+                "    for i in range(len(labels)):\n        sums[labels[i]] += feats[i]\n    return sums\n"
+                "s = class_sums(torch.randn(600, 64), torch.randint(0, 10, (600,)))\n",
+                "import torch\ndef class_sums(feats, labels):\n    sums = torch.zeros(10, 64)\n"
+                "    sums.index_add_(0, torch.where(labels < 0, labels + sums.shape[0], labels), feats)\n"
+                "    return sums\ns = class_sums(torch.randn(600, 64), torch.randint(0, 10, (600,)))\n"),
+        # Labels made by `randint(0, ...)` and never changed hold no negative index: no wrap needed.
         Invalid("import torch\nfeats = torch.randn(600, 64)\nlabels = torch.randint(0, 10, (600,))\n"
                 "sums = torch.zeros(10, 64)\nfor i in range(len(labels)):\n    sums[labels[i]] += feats[i]\n",
                 "import torch\nfeats = torch.randn(600, 64)\nlabels = torch.randint(0, 10, (600,))\n"
-                "sums = torch.zeros(10, 64)\n"
-                "sums.index_add_(0, torch.where(labels < 0, labels + sums.shape[0], labels), feats)\n"),
+                "sums = torch.zeros(10, 64)\nsums.index_add_(0, labels, feats)\n"),
         Invalid("import torch\nA = torch.randn(24, 16)\nB = torch.randn(16, 20)\nC = torch.zeros(24, 20)\n"
                 "for i in range(24):\n    for j in range(20):\n        for p in range(16):\n"
                 "            C[i, j] += A[i, p] * B[p, j]\n",

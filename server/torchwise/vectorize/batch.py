@@ -35,6 +35,12 @@ from torchwise.vectorize.vec import (
 )
 
 
+def _integral(vec: Vec) -> bool:
+    if vec.is_tensor:
+        return vec.dtype is None or is_integral(vec.dtype, True)
+    return getattr(vec.elem, "kind", None) in ("int", "bool")
+
+
 class Batcher(Indexing, Calling):
     """Translates the expressions of one loop body over ``levels`` (outermost first)."""
 
@@ -239,6 +245,10 @@ class Batcher(Indexing, Calling):
                 (v.is_tensor and v.dtype is DType.bool) or (isinstance(v.elem, ScalarValue) and v.elem.kind == "bool")
                 for v in (left, right)):
             raise Refuse("bitwise operators on values that are not bools")
+        if symbol == "**" and right.batched and right.python and getattr(right.elem, "kind", None) == "int" \
+                and _integral(left) and not self._nonnegative_index(node.right):
+            # `int_tensor ** -1` raises for a Python int exponent, not for a tensor of them
+            raise Refuse("an integer power whose exponent may be negative raises per element, not vectorized")
         prec = _BINOP_PREC[symbol]
 
         def render(texts, precs):
@@ -248,6 +258,22 @@ class Batcher(Indexing, Calling):
 
         return self.pointwise([left, right], render,
                               lambda values: self.oracle.binary(node, values[0], values[1]), python_op=symbol)
+
+    def _nonnegative_index(self, node: ast.expr) -> bool:
+        """``i`` or ``i + c`` (``c >= 0``) where ``i`` walks a range whose every value is >= 0."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            for a, b in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(b, ast.Constant) and type(b.value) is int and b.value >= 0:
+                    return self._nonnegative_index(a)
+            return False
+        if not isinstance(node, ast.Name) or node.id not in self.level_of or node.id in self.bound:
+            return False
+        level = self.levels[self.level_of[node.id]]
+        if level.index != node.id or type(level.start) is not int or type(level.step) is not int:
+            return False
+        if level.step > 0:
+            return level.start >= 0
+        return type(level.count) is int and level.start + level.step * (level.count - 1) >= 0
 
     def _UnaryOp(self, node: ast.UnaryOp) -> Vec:
         operand = self(node.operand)
@@ -407,6 +433,7 @@ class Batcher(Indexing, Calling):
         lost = max(rank, len(getattr(elem, "shape", ()) or ())) - wanted if isinstance(elem, TensorValue) else 0
         vec = Vec(text, prec, elem, whole, deps, lost=max(lost, 0), free=_same_promotion(operands))
         self.prove(vec)
+        padded = self._scalars_moved(operands, padded)
         moved = self._moved_pointwise(padded, render)
         if moved:
             k = moved[2]
@@ -580,6 +607,24 @@ class Batcher(Indexing, Calling):
                 raise Refuse("the vectorized value does not follow the loop dims")
         if not vec.deps <= set(range(self.depth - len(lead), self.depth)):
             raise Refuse("internal: a loop dim left out")
+
+    def _scalars_moved(self, operands: list, padded: list) -> list:
+        """``X[:, j] - mu[j]``: a per-element number (``mu[j]``, whole ``mu``) next to a column walk has a moved form
+        too: in the data's own dim order the loop dim is ``k``, so ``mu`` with ``None`` dims after it lines up
+        there (``X - mu``). One loop only (its whole is 1-d)."""
+        first = next((v.moved for v in padded if v.batched and v.moved is not None), None)
+        if first is None or self.depth != 1:
+            return padded
+        rank = next(v.rank for v in padded if v.batched and v.moved is not None) + 1  # the data's dims
+        result = []
+        for plain, v in zip(operands, padded):
+            if v.batched and v.moved is None and plain.is_tensor and plain.rank == 0 and not plain.lost \
+                    and len(plain.whole.shape) == 1 and plain.deps == frozenset({0}):
+                later = rank - 1 - first[2]
+                text = plain.atom() + (f"[:{', None' * later}]" if later > 0 else "")
+                v = replace(v, moved=(text, None, first[2]))
+            result.append(v)
+        return result
 
     def _moved_pointwise(self, operands: list, render) -> Optional[tuple]:
         """Element-wise ops on column walks with numbers: the same op on the data in its own dim order."""

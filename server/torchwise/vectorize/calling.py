@@ -21,7 +21,7 @@ from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue
 from torchwise.vectorize.expr import ATOM, COMPARE, TERM, Inherent, Refuse, wrap
 from torchwise.vectorize.vec import (
     Vec, _ALL_DIMS_RENAMED, _ONE_DIM_ONLY, _PURE_BUILTINS, _PURE_FACTORIES, _PURE_METHODS, _RANDOM, _UNKNOWN,
-    _certain, _compare_node, _dims_facts, _dims_value, _effective_rank, _either, _flag, _int, _known, _matmul_node,
+    _certain, _compare_node, _dims_facts, _dims_value, _effective_rank, _either, _flag, _index, _int, _known, _matmul_node,
     _mul_node, _reduce_facts, _reduced_count, _same_promotion, _transposed, _unmoved, _unplaced,
 )
 
@@ -196,6 +196,10 @@ class Calling:
             return self.to_python(self(node.func.value), "item")
         if name == "tolist" and not node.args:
             raise Refuse("`.tolist()` of a batched value")
+        if name == "sum" and not node.args and not node.keywords and self.depth == 2:
+            grid = self._grid_dot(node.func.value)
+            if grid is not None:
+                return grid
         receiver = self(node.func.value)
         if not receiver.batched:
             if not receiver.is_tensor:
@@ -690,6 +694,80 @@ class Calling:
         vec = Vec(text, TERM, elem, whole, frozenset({0, 1}))
         self.prove(vec)
         return vec
+
+    def _grid_dot(self, product: ast.expr) -> Optional[Vec]:
+        """``(u(i) * v(j)).sum()`` over two loops, ``u`` and ``v`` vectors of one float dtype that each follow one
+        loop: a dot product per pair, so one matrix product of the two batched operands (``U @ V.T``, as
+        ``torch.dot(X[i], X[j])`` is ``X @ X.T``), not the (I, J, n) broadcast product summed. For float32/64 vectors of
+        one length, ``(a * b).sum()`` and ``torch.dot(a, b)`` are the same number up to the order of the sum."""
+        if not (isinstance(product, ast.BinOp) and isinstance(product.op, ast.Mult)):
+            return None
+        try:
+            left, right = self(product.left), self(product.right)
+        except Refuse:
+            return None
+        nodes = (product.left, product.right)
+        if right.deps == frozenset({0}) and left.deps == frozenset({1}):
+            left, right, nodes = right, left, nodes[::-1]
+        if not (left.deps == frozenset({0}) and right.deps == frozenset({1})):
+            return None
+        if not all(v.is_tensor and v.rank == 1 and not v.lost and v.dtype in (DType.float32, DType.float64)
+                   for v in (left, right)) or left.dtype != right.dtype:
+            return None
+        if not _certain(dims.dim_eq(left.elem.shape[0], right.elem.shape[0])):
+            return None
+        rows = self._one_loop_rows(nodes[0], left, 0)
+        cols = self._one_loop_rows(nodes[1], right, 1)
+        if rows is None or cols is None:
+            return None
+        (a, fa, _, _), (_, _, b, fb) = rows, cols
+        elem = self.oracle.binary(_matmul_node(), left.elem, right.elem)
+        if not isinstance(elem, TensorValue):
+            return None
+        whole = self.oracle.binary(_matmul_node(), fa, fb)
+        vec = Vec(f"{wrap(a, ATOM, TERM)} @ {wrap(b, ATOM, TERM + 1)}", TERM, elem, whole, frozenset({0, 1}))
+        try:
+            self.prove(vec)
+        except Refuse:
+            return None
+        return vec
+
+    def _one_loop_rows(self, node: ast.expr, vec: Vec, k: int):
+        """(rows text, facts, columns text, facts) of a batched vector of loop ``k`` (one of two) as a (count, n)
+        matrix and its transpose. Batched alone over its own loop it may be a column walk of some data in the
+        data's own order (``X[:, i] - mu[i]`` is ``(X - mu).T``): then the transpose is that data itself, and
+        nothing is computed twice as wide or laid out across."""
+        alone = self._alone_over(node, k)
+        if alone is not None and alone.moved is not None and alone.moved[1] is not None and alone.moved[2] == 1 \
+                and len(alone.moved[1].shape) == 2:
+            data, facts = alone.moved[0], alone.moved[1]
+            return f"{wrap(data, ATOM, ATOM)}.T", _transposed(facts, 0, 1), data, facts
+        if alone is not None and len(alone.whole.shape) == 2 and _known(alone.whole):
+            vec = alone  # its rows as they are, without the other loop's `None` dim
+        shape = tuple(vec.whole.shape)
+        if len(shape) == 2:
+            rows, facts = (vec.text if vec.prec >= ATOM else f"({vec.text})"), vec.whole
+        elif len(shape) == 3 and k == 0 and shape[1] == 1:
+            rows, facts = f"{vec.atom()}[:, 0]", _index(vec.whole, [slice(None), 0])
+        elif len(shape) == 3 and k == 1 and shape[0] == 1:
+            rows, facts = f"{vec.atom()}[0]", _index(vec.whole, [0])
+        else:
+            return None
+        return rows, facts, f"{wrap(rows, ATOM, ATOM)}.T", _transposed(facts, 0, 1)
+
+    def _alone_over(self, node: ast.expr, k: int) -> Optional[Vec]:
+        """``node`` batched over loop ``k`` alone (one level, no temporaries of the body), or None."""
+        from torchwise.vectorize.batch import Batcher
+
+        if any(isinstance(n, ast.Name) and n.id in self.env for n in ast.walk(node)):
+            return None
+        single = Batcher(self.ctx, self.scope, [self.levels[k]], self.oracle, self.torch, self.bound)
+        single.targets = set(self.targets)
+        try:
+            vec = single(node)
+        except Refuse:
+            return None
+        return vec if vec.deps == frozenset({0}) else None
 
     def _finish_view(self, value, text: str, transform):
         """A view of a batched value (``.mT``): the same view of the whole."""

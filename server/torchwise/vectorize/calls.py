@@ -11,6 +11,7 @@ by ``batch.Batcher`` over the generators' levels; the consumer decides how the b
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import replace
 from typing import Optional
 
@@ -21,7 +22,7 @@ from torchwise.vectorize import proof, rewrite
 from torchwise.vectorize.batch import Batcher
 from torchwise.vectorize.vec import Vec
 from torchwise.vectorize.emit import Doubt
-from torchwise.vectorize.expr import ATOM, TERM, Inherent, Refuse, wrap
+from torchwise.vectorize.expr import ATOM, TERM, Inherent, Refuse, _precedence, row_ordered, wrap
 from torchwise.vectorize.oracle import Oracle
 from torchwise.vectorize.space import Unwalkable, Walker
 
@@ -220,7 +221,7 @@ class ComprehensionMatcher:
         elif how == "stack":
             text, prec = self._stacked(call, batcher, value, empty_ok=mask is not None)
         else:
-            text, prec = self._concatenated(call, batcher, value)
+            text, prec = self._concatenated(call, batcher, value, element if mask is None else None)
         name = self.scope.qualname(call.func).split(".")[1]
         message = f"`torch.{name}` of a list built element by element; vectorized: `{_short(text)}`"
         return Found("TW404", text, prec, message, deletes)
@@ -315,7 +316,7 @@ class ComprehensionMatcher:
         text = laid.text if laid.fresh else f"{laid.atom()}.clone()"
         return text, laid.prec
 
-    def _concatenated(self, call: ast.Call, batcher: Batcher, value: Vec) -> tuple:
+    def _concatenated(self, call: ast.Call, batcher: Batcher, value: Vec, element=None) -> tuple:
         """``torch.cat([v(i) for i ...], dim)``: the batched values with the loop dim folded into ``dim``."""
         if len(batcher.levels) != 1:
             raise Refuse("`torch.cat` of a nested comprehension")
@@ -347,6 +348,10 @@ class ComprehensionMatcher:
             text = f"{base}.movedim(0, {dim}).flatten({dim}, {dim + 1})"
         shape = value.shape
         if type(shape[dim]) is int and shape[dim] == 1 and dim > 0:
+            placed = _index_placed(self.ctx, element, batcher, dim, value.rank, self.torch()) \
+                if element is not None else None
+            if placed is not None:
+                return placed, _precedence(element)
             text = f"{base}.movedim(0, {dim}).squeeze({dim + 1})"
         # folding the loop dim into another copies unless it is already in place: the result is row-major
         if dim == 0 and not value.row_major:
@@ -464,6 +469,50 @@ class ComprehensionMatcher:
         return Found("TW404", text, ATOM, message)
 
 
+_POINTWISE_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.USub, ast.UAdd)
+
+
+def _index_placed(ctx, element: ast.expr, batcher: Batcher, dim: int, rank: int, torch: str) -> Optional[str]:
+    """``torch.cat([x ** i for i in range(1, K + 1)], 1)`` of pieces of size 1 along ``dim``, each an arithmetic
+    of loop-invariant operands and the index ``i``: the same arithmetic with ``torch.arange`` placed at ``dim``
+    (``x ** torch.arange(1, K + 1)``), no stacking, moving or copying. The batcher proved the leading-axis form
+    (``x ** torch.arange(1, K + 1)[:, None, None]``): the operands' sizes at ``dim`` broadcast to 1, so each
+    has size 1 there or no such dim, and an arange there broadcasts as the loop axis did; the ops are
+    element-wise, so the values are the same slices in a new place, and dtype promotion sees a 1-d int64
+    tensor either way. ``torch.cat`` returns row-major memory; an element-wise result is row-major when every
+    tensor operand is row-ordered (``row_ordered``), so each must be known to be."""
+    if len(batcher.levels) != 1 or batcher.devices - {"cpu"}:
+        return None
+    level = batcher.levels[0]
+    if level.index is None or level.elements or level.arange is None:
+        return None
+    used = False
+    for node in ast.walk(element):
+        if isinstance(node, ast.Name):
+            if node.id == level.index:
+                used = True
+            elif node.id in batcher.loop_names:
+                return None
+            else:
+                known = ctx.value(node)
+                if not isinstance(known, (TensorValue, ScalarValue)):
+                    return None
+                if isinstance(known, TensorValue) and not row_ordered(known.shape, known.strides):
+                    return None
+        elif not isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.Load) + _POINTWISE_OPS):
+            return None
+    if not used:
+        return None
+    trailing = rank - 1 - dim
+    index = f"{torch}.{level.arange}" + (f"[:{', None' * trailing}]" if trailing else "")
+
+    class _Place(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return ast.Name(index, ast.Load()) if node.id == level.index else node
+
+    return ast.unparse(_Place().visit(copy.deepcopy(element)))
+
+
 def _reads_tensors(ctx, node: ast.AST) -> bool:
     from torchwise.analysis.values import SeqValue
 
@@ -500,9 +549,7 @@ def _add() -> ast.BinOp:
 
 
 def _statement_of(ctx, node: ast.AST) -> Optional[ast.stmt]:
-    from torchwise.vectorize.loops import _statement_of as find
-
-    return find(ctx, node)
+    return ctx.statement_of(node)
 
 
 def _short(text: str, limit: int = 70) -> str:

@@ -561,11 +561,17 @@ class Emitter:
         torch = self.torch()
         positions = f"{torch}.arange({size_text})"
         bounds = f"{bound.atom()}[:, None]"
-        # Python slices count a negative bound from the end
-        exact = f"{torch}.where({bound.text} < 0, {bound.atom()} + {size_text}, {bound.text})[:, None]"
+        # Python slices count a negative bound from the end (bounds known >= 0 need no wrap)
+        exact = f"{bound.text}[:, None]" if self._nonnegative(bound.text) else \
+            f"{torch}.where({bound.text} < 0, {bound.atom()} + {size_text}, {bound.text})[:, None]"
         compare = "<" if upper is not None else ">="
         mask = f"{positions} {compare} {exact}"
         alloc = proof.binding_before(self.ctx, self.loop, write.target)
+        fresh = self._ragged_mask_alone(write, target, alloc, value, compare, bound)
+        if fresh is not None:
+            self.lines.append(fresh)
+            self.summary.append(fresh)
+            return
         if alloc is None or not self._fresh_allocation(alloc.value):
             self._in_place_allowed(write)
         elif self._alloc_is_empty(alloc):
@@ -577,6 +583,33 @@ class Emitter:
         _ = bounds
         self.lines.append(line)
         self.summary.append(line)
+
+    def _ragged_mask_alone(self, write, target: TensorValue, alloc, value: Vec, compare: str, bound: Vec):
+        """``mask = torch.zeros(B, T, dtype=torch.bool)`` then ``mask[b, :n[b]] = True`` for every row: the mask is
+        the comparison itself (``mask = torch.arange(T) < n[:, None]``), no zeros and no masked write. Its shape
+        is (B, T): ``n`` has one bound per row (the walk covers dim 0) and the arange is the row's length."""
+        if alloc is None or not isinstance(alloc.value, ast.Call) or target.dtype is not DType.bool \
+                or value.text != "True" or len(target.shape) != 2 or target.requires_grad:
+            return None
+        call = alloc.value
+        if self.m.scope.qualname(call.func) != "torch.zeros" or any(k.arg != "dtype" for k in call.keywords):
+            return None
+        sizes = call.args[0].elts if len(call.args) == 1 and isinstance(call.args[0], (ast.Tuple, ast.List)) \
+            else call.args
+        if len(sizes) != 2 or not isinstance(sizes[1], (ast.Name, ast.Constant)) or \
+                isinstance(sizes[1], ast.Name) and sizes[1].id in self.batcher.loop_names:
+            return None
+        if self.batcher.devices - {"cpu"} or self.batcher.unknown_device or target.device != "cpu":
+            return None  # `torch.arange` is made on the CPU
+        try:
+            self.m.fresh_output(write.target, alloc)
+        except Doubt:
+            return None
+        length = self.source.text_of(self.source.span(sizes[1]))
+        exact = f"{bound.text}[:, None]" if self._nonnegative(bound.text) else \
+            f"{self.torch()}.where({bound.text} < 0, {bound.atom()} + {length}, {bound.text})[:, None]"
+        self.deletes.append(alloc)
+        return f"{write.target} = {self.torch()}.arange({length}) {compare} {exact}"
 
     def _covers_dim0(self, target: TensorValue, walk) -> bool:
         k, dim, c1, c0, _ = walk
@@ -976,10 +1009,23 @@ class Emitter:
             # they still raise, as the loop does)
             index = indices[0]
             size = f"{write.target}.shape[0]"
-            wrapped = f"{self.torch()}.where({index} < 0, {wrap(index, ATOM, 12)} + {size}, {index})"
+            wrapped = index if self._nonnegative(index) else \
+                f"{self.torch()}.where({index} < 0, {wrap(index, ATOM, 12)} + {size}, {index})"
             line = f"{write.target}.index_add_(0, {wrapped}, {vtext})"
+        elif value.batched is False and len(indices) == 1 and not plan["walks"] and len(plan["gathers"]) == 1 \
+                and mask is None and self._nonnegative(indices[0]) and vtext == f"{write.target}.new_ones(())":
+            # a histogram (`counts[t] += 1`): ones added at each index, as `index_add_` does it (half the cost of
+            # an accumulating `index_put_`); only for indices known >= 0 (`index_add_` does not wrap)
+            index = indices[0]
+            line = f"{write.target}.index_add_(0, {index}, {write.target}.new_ones(()).expand({index}.shape[0]))"
         self.lines.append(line)
         self.summary.append(line)
+
+    def _nonnegative(self, text: str) -> bool:
+        """The index tensor named ``text`` holds no negative value (``ranges``): Python's wrap is the identity."""
+        from torchwise.vectorize.ranges import nonnegative_name
+
+        return text.isidentifier() and nonnegative_name(self.ctx, self.m.scope, text)
 
     def _in_place_target_ok(self, write) -> None:
         alloc = proof.binding_before(self.ctx, self.loop, write.target)

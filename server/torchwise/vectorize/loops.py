@@ -70,6 +70,9 @@ class Match:
     why_no_fix: Optional[str] = None
 
 
+_DETERMINISTIC_EMPTY = frozenset({"torch.tensor", "torch.empty", "torch.zeros", "torch.ones", "torch.full"})
+
+
 class Doubt(Exception):
     """The pattern is certain, but one proof obligation is not: flag it without a fix."""
 
@@ -80,7 +83,7 @@ def _short(text: str, limit: int = 70) -> str:
 
 
 def _cached(ctx, key, compute):
-    cache = ctx.__dict__.setdefault("_vectorize_matches", {})
+    cache = ctx.memo.setdefault("vectorize.matches", {})
     if key not in cache:
         cache[key] = compute()
     return cache[key]
@@ -441,6 +444,11 @@ class _LoopMatcher(_Base):
                 and not proof.read_outside(self.scope_node, self.loop, self.loop.target.id)
             if simple:
                 iterable = self.source.text_of(self.source.span(self.loop.iter))
+                if self._empty_start_is_moot(init):
+                    # the start is dead: deleted when nothing random made it (a draw moves the generator)
+                    made_by = self.scope.qualname(init.value.func) if isinstance(init.value, ast.Call) else None
+                    dead = self.deletable(init) if made_by in _DETERMINISTIC_EMPTY else None
+                    return self._replace_loop([f"{name} = {func}({iterable}{extra})"], delete=dead)
                 return self._replace_loop([f"{name} = {func}([{name}, *{iterable}]{extra})"])
             if not _mutation_free(self.loop.body, self.scope, self.ctx, skip=stmt):
                 raise Doubt("the loop may change a piece in place after it is collected")
@@ -457,6 +465,26 @@ class _LoopMatcher(_Base):
             return build
 
         return self.finish("TW402", message, "Collect in a list and `torch.cat` once", obligations)
+
+
+    def _empty_start_is_moot(self, init: ast.Assign) -> bool:
+        """``result = torch.tensor([])`` then ``result = torch.cat([result, x])`` for every ``x`` of a list: the
+        start can be left out (``torch.cat(chunks)``). ``torch.cat`` skips a 1-d empty tensor (its legacy rule),
+        so only its dtype could matter (it joins the type promotion): the same as the pieces', and on the same
+        device. The list is built once, never changed, and holds at least one piece (``torch.cat([])`` raises
+        where the loop returns the empty start)."""
+        start = self.ctx.value(init.value)
+        if not isinstance(start, TensorValue) or start.shape != (0,) or start.dtype is None:
+            return False
+        if not isinstance(self.loop.iter, ast.Name):
+            return False
+        listed = proof.list_element(self.ctx, self.scope, self.loop.iter)
+        if listed is None:
+            return False
+        element, length = listed
+        if type(length) is not int or length < 1 or not element.shape:
+            return False
+        return element.dtype == start.dtype and element.device == start.device and not start.requires_grad
 
 
 class _CallMatcher(_Base):
@@ -717,20 +745,5 @@ def _mutation_free(body: list, scope, ctx, skip: ast.stmt) -> bool:
 
 
 def _statement_of(ctx, node: ast.AST) -> Optional[ast.stmt]:
-    """The innermost statement containing ``node``: down from the module by line ranges (cheap per call)."""
-    start = (node.lineno, node.col_offset)
-    end = (node.end_lineno, node.end_col_offset)
-    block, found = ctx.tree.body, None
-    while True:
-        inner = None
-        for stmt in block:
-            if (stmt.lineno, stmt.col_offset) <= start and end <= (stmt.end_lineno, stmt.end_col_offset):
-                inner = stmt
-                break
-        if inner is None:
-            return found
-        found = inner
-        block = [s for field in ("body", "orelse", "finalbody") for s in getattr(inner, field, None) or ()
-                 if isinstance(s, ast.stmt)]
-        block += [s for handler in getattr(inner, "handlers", ()) or () for s in handler.body]
-        block += [s for case in getattr(inner, "cases", ()) or () for s in case.body]
+    """The innermost statement containing ``node`` (the analysis' one parent map)."""
+    return ctx.statement_of(node)

@@ -47,9 +47,9 @@ def _places(tree: ast.Module) -> dict:
 
 
 def place_of(ctx, stmt: ast.stmt) -> Optional[Place]:
-    cache = ctx.__dict__.setdefault("_vectorize_places", None)
+    cache = ctx.memo.get("vectorize.places")
     if cache is None:
-        cache = ctx.__dict__["_vectorize_places"] = _places(ctx.tree)
+        cache = ctx.memo["vectorize.places"] = _places(ctx.tree)
     return cache.get(stmt)
 
 
