@@ -43,7 +43,7 @@ def test_a_mismatch_is_loud_and_a_failure_is_one_message():
 
 def test_hover_details():
     text = hover_markdown(RESULT)
-    for part in ("TW401 on line 21", "| loop | 812 ms | 12 ms | 3 |", "| vectorized | 2.1 ms | 100 µs | 120 |",
+    for part in ("TW401, line 21", "| loop | 812 ms | 12 ms | 3 |", "| vectorized | 2.1 ms | 100 µs | 120 |",
                  "`cuda:0` (NVIDIA H200)", "torch 2.13.0", "Python 3.11.7", "8 CPU threads", "Results match",
                  "Inputs: your setup code"):
         assert part in text, part

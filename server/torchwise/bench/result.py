@@ -133,7 +133,9 @@ def hover_markdown(result: Mapping[str, Any]) -> str:
     """The details: n, median and IQR of both, device name, torch and Python versions, inputs, notes."""
     where = ""
     if result.get("line") is not None:
-        where = f" — {result.get('code') or 'loop'} on line {int(result['line']) + 1}"
+        first, last = int(result["line"]) + 1, int(result.get("end_line", result["line"])) + 1
+        # The timed region: the loop, from the output it allocates when that comes first.
+        where = f" — {result.get('code') or 'loop'}, " + (f"lines {first}–{last}" if last > first else f"line {first}")
     lines = [f"**torchwise benchmark**{where}", ""]
     if not result.get("ok"):
         lines.append(f"Failed: {result.get('message')}")
@@ -147,10 +149,14 @@ def hover_markdown(result: Mapping[str, Any]) -> str:
                    f"| {result.get(key + '_runs', '?')} |")
             lines.append(row + (f" {format_bytes(memory[key + '_peak_bytes'])} |" if measured else ""))
         lines.append("")
-        if measured:
-            how = {"cuda": "the CUDA caching allocator's peak", "rss": "the process's resident-set peak"}.get(
-                memory.get("method"), "measured")
-            lines += [f"Peak memory: of one run of each, beyond what was allocated before it ({how}).", ""]
+        points = result.get("scaling") or []
+        if points:
+            label = ((result.get("scaled") or "N=").split("=")[0]) or "N"
+            lines += [f"| {label} | loop | vectorized | speedup |", "|---|---|---|---|"]
+            lines += [f"| {p['n']} | {format_seconds(p['loop_s'])} | {format_seconds(p['vectorized_s'])} | "
+                      f"{format_speedup(p['loop_s'] / p['vectorized_s']) if p.get('vectorized_s') else '?'}× |"
+                      for p in points]
+            lines.append("")
         device = f"`{result.get('device')}`"
         if result.get("device_name"):
             device += f" ({result['device_name']})"
@@ -159,14 +165,6 @@ def hover_markdown(result: Mapping[str, Any]) -> str:
                          f"({format_speedup(result.get('speedup'))}× by the medians).")
         else:
             lines.append(f"**{format_speedup(result.get('speedup'))}×** faster on {device}.")
-        points = result.get("scaling") or []
-        if points:
-            label = ((result.get("scaled") or "N=").split("=")[0]) or "N"
-            lines += ["", f"| {label} | loop | vectorized | speedup |", "|---|---|---|---|"]
-            lines += [f"| {p['n']} | {format_seconds(p['loop_s'])} | {format_seconds(p['vectorized_s'])} | "
-                      f"{format_speedup(p['loop_s'] / p['vectorized_s']) if p.get('vectorized_s') else '?'}× |"
-                      for p in points]
-            lines.append("")
         if result.get("scaled"):
             lines.append(f"Both measured at {result['scaled']}: the full loop would not fit the time budget.")
         if result.get("match"):
@@ -175,6 +173,10 @@ def hover_markdown(result: Mapping[str, Any]) -> str:
         else:
             lines.append(f"**{result.get('message')}** — the rewrite is wrong for these inputs; "
                          "please report it as a torchwise bug.")
+        if measured:
+            how = {"cuda": "the CUDA caching allocator's peak", "rss": "the process's resident-set peak"}.get(
+                memory.get("method"), "measured")
+            lines += ["", f"Peak memory: of one run of each, beyond what was allocated before it ({how})."]
     facts = []
     if result.get("torch"):
         facts.append(f"torch {result['torch']}")

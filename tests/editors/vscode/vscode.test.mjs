@@ -30,8 +30,18 @@ const PREFERRED_FIX = "Replace with `torch.empty(...)` (TW101)";
 // `y = x + h` (TW501: (3, 4) + (3,) do not broadcast) / `w = torch.Tensor(2, 2)` (TW101).
 const NOTEBOOK = { name: "explore.ipynb", broadcastLine: 1, legacyLine: 2, legacyCall: "torch.Tensor(2, 2)", hoverCharacter: 4 };
 const NOTEBOOK_SHAPE = "Tensor[float32, (3, 4)]";
-// loop.py: a TW401 loop, which the server offers to benchmark with a code lens.
-const LOOP = { name: "loop.py" };
+// loop.py: a TW401 loop, which the server offers to benchmark with a code lens; line 9 is its `for`.
+const LOOP = { name: "loop.py", forLine: 9, forColumn: 5 };
+// shapes.py: assignments whose shapes are known, shown as inlay hints (0-based lines).
+const SHAPES = { name: "shapes.py", hints: [
+  { line: 6, label: ": (B, T, 3*n_embd)" },
+  { line: 7, label: ": (B, T, n_head, n_embd // n_head)" },
+  { line: 8, label: ": (T,) int64" },
+  { line: 9, label: ": (T, T) bool" },
+] };
+// fixall.py: two TW101 and a TW106, all fixed on save by source.fixAll.torchwise.
+const FIXALL = { name: "fixall.py", fixed: ["a = torch.empty(3, 4)", "b = torch.empty(5)  # kept comment",
+  "c = torch.stack([a.sum(), b.sum()])"] };
 
 const skip = missingPrerequisite();
 
@@ -79,6 +89,9 @@ describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
         "security.workspace.trust.enabled": false,
         "editor.hover.delay": 300,
         "files.autoSave": "off",
+        // Fix-all on an explicit save (Ctrl+S): only torchwise's preferred fixes.
+        "editor.codeActionsOnSave": { "source.fixAll.torchwise": "explicit" },
+        "editor.inlayHints.enabled": "on",
       });
       codeServer = await startCodeServer({ dirs, env, workspace, logFile: path.join(home, "code-server.log") });
       const playwright = createRequire(import.meta.url)(PLAYWRIGHT);
@@ -158,7 +171,9 @@ describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
       assert.deepEqual(actions.filter((a) => a.isPreferred).map((a) => a.title), [PREFERRED_FIX], JSON.stringify(actions));
 
       await bench.chooseQuickFix(PREFERRED_FIX);
-      await waitFor("the fixed line on screen", async () => (await bench.editorText()).includes("weight = torch.empty(3, 4)"));
+      // (The line on screen has the inlay hint of its shape: `weight: (3, 4) = ...`.)
+      await waitFor("the fixed line on screen", async () =>
+        /weight(: \(3, 4\))? = torch\.empty\(3, 4\)/.test(await bench.editorText()));
       // The extension host's copy of the document follows the editor's a moment later: wait for it.
       const { text } = await probe.until("the fixed text in the extension host", "text", { file: file(LEGACY.name) },
         (found) => /^weight = torch\.empty\(3, 4\)$/m.test(found.text));
@@ -168,6 +183,50 @@ describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
       await probe.until("the diagnostics to clear", "diagnostics", { file: file(LEGACY.name) }, (found) => found.length === 0);
       await bench.squiggles("warning").first().waitFor({ state: "detached", timeout: ROUND_TRIP_MS });
       await bench.screenshot("04-fixed");
+    }));
+
+  it("shows shapes and dtypes as inlay hints", { timeout: STEP_TIMEOUT }, () => step("inlay hints", async () => {
+    await bench.openFile(SHAPES.name);
+    const hints = await probe.until("the inlay hints", "inlayHints",
+      { file: file(SHAPES.name), range: { start: { line: 0, character: 0 }, end: { line: 20, character: 0 } } },
+      (found) => found.length === SHAPES.hints.length);
+    assert.deepEqual(hints.map(({ line, label }) => ({ line, label })), SHAPES.hints, JSON.stringify(hints));
+    // Drawn in the editor, between the name and `=`: the picture for the docs.
+    await waitFor("the hints on screen", async () => (await bench.editorText()).includes("positions: (T,) int64 ="));
+    await bench.screenshotEditorTop("vscode-inlay-hints", 300);
+  }));
+
+  it("links each diagnostic to its rule's page and opens it offline", { timeout: STEP_TIMEOUT }, () =>
+    step("rule docs", async () => {
+      await bench.openFile(FIXALL.name);
+      const diagnostics = await probe.until("the fixall.py diagnostics", "diagnostics", { file: file(FIXALL.name) },
+        (found) => found.length === 3);
+      for (const d of diagnostics) {
+        assert.match(d.codeDescription ?? "", new RegExp(`^file://.*/${d.code}\\.md$`), JSON.stringify(d));
+      }
+      const at = diagnostics.find((d) => d.code === "TW101").range;
+      const actions = await probe.ask("codeActions", { file: file(FIXALL.name), range: at });
+      const titles = actions.map((a) => a.title);
+      assert.ok(titles.includes("Show documentation for TW101"), JSON.stringify(titles));
+      assert.ok(titles.includes("Fix all TW101 in this file"), JSON.stringify(titles));
+      const shown = await probe.ask("command", { command: "torchwise.showRuleDocs", args: ["TW101"] });
+      const page = await probe.until("the TW101 page in the editor", "activeEditor", {},
+        (editor) => editor && editor.uri.endsWith("/TW101.md"));
+      assert.match(page.text, /## Why is this bad\?/);
+      assert.equal(shown.result.uri, page.uri);
+      await bench.screenshot("vscode-rule-docs");
+    }));
+
+  it("applies the preferred fixes on save (source.fixAll.torchwise)", { timeout: STEP_TIMEOUT }, () =>
+    step("fix all on save", async () => {
+      await bench.openFile(FIXALL.name);
+      await probe.until("the fixall.py diagnostics", "diagnostics", { file: file(FIXALL.name) }, (found) => found.length === 3);
+      await bench.page.keyboard.press("Control+S");
+      const { text } = await probe.until("the fixes applied on save", "text", { file: file(FIXALL.name) },
+        (found) => FIXALL.fixed.every((line) => found.text.includes(line)) && !found.isDirty);
+      assert.ok(!text.includes("torch.Tensor("), text);
+      await probe.until("the diagnostics to clear", "diagnostics", { file: file(FIXALL.name) }, (found) => found.length === 0);
+      await bench.screenshotEditorTop("vscode-fix-all-on-save", 200);
     }));
 
   it("restarts the server from the command palette", { timeout: STEP_TIMEOUT }, () => step("restart", async () => {
@@ -230,11 +289,19 @@ describe("torchwise in VS Code (code-server + Chromium)", { skip }, () => {
     await lens.first().locator("a", { hasText: "Benchmark loop vs vectorized" }).click({ timeout: ROUND_TRIP_MS });
     const shown = await waitFor("the benchmark result", async () => {
       const text = await bench.shownText();
-      return /loop .*→ vectorized .*results match/.test(text) && text;
+      // Both the lens (⏱ ...) and the notification (the whole result) have it.
+      return /⏱ loop .*→ vectorized .*results match/.test(text) && /± .*peak memory/.test(text) && text;
     }, { timeout: 3 * ROUND_TRIP_MS });
     await bench.screenshot("07-benchmark");
     // e.g. "⏱ loop 21.3 ms → vectorized 253 µs (84×) at N=2500 of 10000 · cpu · results match"
-    assert.match(shown, /⏱ loop .+ → vectorized .+ \(.+×\)( at [^·]+)? · (cpu|cuda(:\d+)?|mps) · results match/);
+    assert.match(shown, /⏱ loop .+ → vectorized .+ \(.+×(, within noise)?\)( at [^·]+)? · (cpu|cuda(:\d+)?|mps) · results match/);
+    // The notification has the whole result: both medians ± IQR, peak memory, the scaling points.
+    assert.match(shown, /loop .+ ± .+ → vectorized .+ ± .+ on (cpu|cuda|mps).*results match; peak memory .+ → .+; N=\d+: /);
+    // The hover on the loop: memory and scaling tables.
+    await bench.goTo(LOOP.forLine, LOOP.forColumn);
+    const hover = await bench.hoverAtCursor("peak memory");
+    assert.match(hover, /speedup/);
+    await bench.screenshot("vscode-benchmark-hover");
   }));
 
   // Guards a fixed bug: a check cancelled while the server awaited workspace/configuration made the

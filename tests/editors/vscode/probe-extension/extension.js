@@ -54,7 +54,26 @@ const actions = {
       message: d.message,
       severity: vscode.DiagnosticSeverity[d.severity],
       range: plainRange(d.range),
+      codeDescription: typeof d.code === "object" && d.code.target ? d.code.target.toString() : undefined,
     }));
+  },
+  async inlayHints({ file, range }) {
+    const r = new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character);
+    const found = await vscode.commands.executeCommand("vscode.executeInlayHintProvider", uriOf(file), r);
+    return (found ?? []).map((h) => ({
+      label: typeof h.label === "string" ? h.label : h.label.map((part) => part.value).join(""),
+      line: h.position.line,
+      character: h.position.character,
+    }));
+  },
+  /** Runs a command (as a click would) and says which document is active afterwards. */
+  async command({ command, args }) {
+    const result = await vscode.commands.executeCommand(command, ...(args ?? []));
+    return { result: result ?? null, active: vscode.window.activeTextEditor?.document.uri.toString() ?? null };
+  },
+  async activeEditor() {
+    const editor = vscode.window.activeTextEditor;
+    return editor ? { uri: editor.document.uri.toString(), text: editor.document.getText() } : null;
   },
   async hover({ file, uri, line, character }) {
     const hovers = await vscode.commands.executeCommand(
