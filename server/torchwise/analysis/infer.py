@@ -174,15 +174,22 @@ class Inference:
         self._active: list = []  # the callee nodes being specialized (a recursive call gets nothing)
         self._specializations = 0  # how many were analysed: bounded per analysis
         self._bindings = _bindings_signature(index.module_scope)
-        # Units of the previous analysis; none when module-level names mean something else now.
-        self._previous_units = previous._units if previous is not None and previous._bindings == self._bindings \
-            else {}
+        # Every name each def or top-level statement mentions, kept for the nodes the incremental parse reused.
+        self._names_in: dict = dict(getattr(previous, "_names_in", {})) if previous is not None else {}
+        # Module-level names bound otherwise now (a new name in a notebook cell, an import): a unit, or a statement's
+        # int uses, is kept only when it mentions none of them and read nothing named so (it dropped every unit).
+        self._changed = _changed_names(previous._bindings, self._bindings) if previous is not None else set()
+        # Units of the previous analysis that may still hold.
+        self._previous_units = {} if previous is None else previous._units if not self._changed else {
+            node: record for node, record in previous._units.items()
+            if not self._names_read(node, record, previous) & self._changed}
         self._units: dict = {}  # unit node -> _UnitRecord
         # What each def's code names, kept for the defs the incremental parse reused.
         self._uses: dict = dict(previous._uses) if previous is not None else {}
         # (Where names are used as ints depends on what the module's names are bound to: kept while that holds.)
-        self._int_cache: dict = dict(previous._int_cache) if previous is not None \
-            and previous._bindings == self._bindings else {}
+        self._int_cache: dict = {stmt: uses for stmt, uses in previous._int_cache.items()
+                                 if not self._changed or not self._names_of(stmt) & self._changed} \
+            if previous is not None else {}
         self._reads: Optional[list] = None  # while a unit runs: what it reads from outside itself
         self._calls: Optional[list] = None
         self._unit_class: Optional[str] = None  # the class being analysed as a unit
@@ -219,6 +226,8 @@ class Inference:
         self.reused |= {f.node for f in self.functions.values() if f.node in self._reused_units}
         self._previous_units = {}  # what was not reused is garbage now
         self._uses = {unit.node: self._uses[unit.node] for unit in self._callers_order if unit.node in self._uses}
+        kept = {unit for unit in self._units} | {stmt for stmt, _, _ in self.index.top_level}
+        self._names_in = {node: names for node, names in self._names_in.items() if node in kept}
         self.default_float, self.default_float_why, self.default_device, self.grad_enabled = module_defaults
         self._in_function = False
         self._units_pending = False
@@ -451,6 +460,27 @@ class Inference:
         finally:
             self.values, self.grad_not_on = values, grad_not_on
             self._reads = self._calls = self._unit_class = self._unit_tag = None
+
+    def _names_of(self, node) -> frozenset:
+        """Every name ``node``'s code mentions (its whole subtree), remembered per node."""
+        found = self._names_in.get(node)
+        if found is None:
+            found = self._names_in[node] = frozenset(
+                n.id if n.__class__ is ast.Name else n.name for n in ast.walk(node)
+                if n.__class__ in (ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        return found
+
+    def _names_read(self, node, record, previous: "Inference") -> set:
+        """The module-level names a previous unit depends on: those its code mentions, those of the defs whose code
+        it ran (calls analysed with their arguments' facts), and every name it read by."""
+        names = set(self._names_of(node))
+        for kind, key, answer in record.reads:
+            names.add(key.partition(".")[0])
+            if kind == "code" and answer is not None:
+                names |= self._names_of(answer)
+            elif kind == "signature" and key in previous.classes:
+                names |= self._names_of(previous.classes[key].node)
+        return names
 
     def _external(self, kind: str, key: str):
         """What a unit learns from outside itself; recorded while a unit runs."""
@@ -1657,6 +1687,11 @@ _COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictCom
 def _same(a, b) -> bool:
     """Equal, and equal in every detail shown: 0.0 == -0.0, but hover tells them apart."""
     return a == b and (a is b or repr(a) == repr(b))
+
+
+def _changed_names(old: dict, new: dict) -> set:
+    """The names whose module-level bindings differ between two ``_bindings_signature``s."""
+    return {name for name in old.keys() | new.keys() if old.get(name) != new.get(name)}
 
 
 def _bindings_signature(module: Scope) -> dict:

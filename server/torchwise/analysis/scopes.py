@@ -49,6 +49,7 @@ class Scope:
     qualnames: dict = field(default_factory=dict)  # module scope only: expression node -> qualified name
     root: "Scope | None" = None
     _imported: "dict | None" = None  # qualified name -> the names here bound only by importing it
+    _import_memo: "dict | None" = None  # name -> import_of(name) for the names this scope owns
 
     @property
     def module(self) -> Scope:
@@ -78,13 +79,22 @@ class Scope:
         return owner.bindings[name] if owner is not None else []
 
     def import_of(self, name: str) -> str | None:
-        """Qualified name ``name`` imports, when every binding agrees."""
-        bindings = self.bindings_of(name)
-        if not bindings:
+        """Qualified name ``name`` imports, when every binding agrees. Remembered by the owning scope (asked once
+        the index is built, when bindings no longer change): a long file imports ``torch`` hundreds of times, and
+        every qualified name read them all."""
+        owner = self.owner_of(name)
+        if owner is None:
             return None
-        first = bindings[0].qualname
+        memo = owner._import_memo
+        if memo is None:
+            memo = owner._import_memo = {}
+        elif name in memo:
+            return memo[name]
+        bindings = owner.bindings[name]
+        first = bindings[0].qualname if bindings else None
         if first is None or any(b.kind is not BindingKind.IMPORT or b.qualname != first for b in bindings):
-            return None
+            first = None
+        memo[name] = first
         return first
 
     def qualname(self, expr: ast.expr) -> str | None:
