@@ -211,3 +211,12 @@ def test_other_rules_after_a_settings_change_run_everywhere():
     incremental = analyze(edited, "f.py", previous=first)
     assert [f.code for f in incremental.findings] == ["TW301"]
     assert observed(incremental) == observed(analyze(edited, "f.py"))
+
+
+def test_a_module_name_bound_otherwise_drops_only_the_units_that_mention_it():
+    text = "import torch\nDIM = 4\n\n\ndef f():\n    return torch.zeros(DIM)\n\n\ndef g():\n    return torch.ones(3)\n"
+    first = analyze(text, "f.py")
+    edited = text + "DIM = 5\nscratch = torch.Tensor(2, 3)\n"  # DIM is bound twice now (unknown in f), scratch new
+    incremental = analyze(edited, "f.py", previous=first)
+    assert {unit.name for unit in incremental.facts._reused_units} == {"g"}
+    assert observed(incremental) == observed(analyze(edited, "f.py"))
