@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 DEMO_VENV := .venv-demo
 DEMO_STAMP := $(DEMO_VENV)/.installed
 
-.PHONY: demo setup test test-python test-client test-editors editors-install bench bench-quick fuzz clean
+.PHONY: demo setup test test-python test-client test-editors editors-install bench bench-quick bench-scale fuzz clean
 
 setup: $(STAMP) node_modules/.package-lock.json
 
@@ -61,6 +61,11 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(BIN)/python benchmarks/bench_server.py --quick
+
+# Issue 13's scale budgets (200k-line file, 1,000-cell notebook): minutes while the edit path is not yet
+# proportional, so apart from `bench`.
+bench-scale: $(STAMP)
+	$(BIN)/python benchmarks/bench_scale.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_VENV) .torchwise_cache node_modules dist out .pytest_cache .hypothesis
