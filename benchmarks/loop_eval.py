@@ -727,6 +727,16 @@ def corpus_census(corpus: Path, census_file: Path) -> dict:
     return {"rows": rows, "unreviewed": unreviewed, "crashes": crashes}
 
 
+_DECIDED_VERDICT = {"rewrite": "rewritten", "flag": "flagged", "silent": "silent"}
+
+
+def census_differences(rows: list) -> list:
+    """The reviewed loops where torchwise does not do what the census decided (``decision``; a loop that must
+    stay a loop: silent)."""
+    return [r for r in rows if r["kind"] in ("vectorizable", "must-stay-loop")
+            and r["torchwise"] != _DECIDED_VERDICT[r.get("decision", "silent")]]
+
+
 def print_census(result: dict) -> None:
     rows = result["rows"]
     print(f"{'file:line':<58} {'kind':<15} {'torchwise':<10} summary")
@@ -739,6 +749,11 @@ def print_census(result: dict) -> None:
     for group, label in ((vec, "vectorizable"), (stay, "must-stay-loop")):
         counts = {v: sum(r["torchwise"] == v for r in group) for v in ("rewritten", "flagged", "silent")}
         print(f"  {label}: " + ", ".join(f"{k} {n}" for k, n in counts.items()))
+    decided = {d: sum(r.get("decision") == d for r in vec) for d in ("rewrite", "flag", "silent")}
+    print("  decided (vectorizable): " + ", ".join(f"{k} {n}" for k, n in decided.items()))
+    for r in census_differences(rows):
+        print(f"  DIFFERS {r['file']}:{r['line']}: decided {r.get('decision', 'silent')}, torchwise {r['torchwise']}"
+              f"  ({_clip(r.get('torchwise_message') or '', 80)})")
     if result["unreviewed"]:
         print(f"\nnot in the census (found by the finder or flagged by torchwise; review and add to "
               f"{CENSUS_FILE.relative_to(ROOT)}): {len(result['unreviewed'])}")

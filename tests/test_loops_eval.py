@@ -10,6 +10,7 @@ what ``benchmarks/loop_eval.py`` measures, with timings.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -66,3 +67,16 @@ def test_report_the_rewrite_rate():
             f"{s['silent']} silent")
     print(line)
     warnings.warn(line, UserWarning)
+
+
+@pytest.mark.skipif(not os.environ.get("TORCHWISE_CORPUS") or not loop_eval.CORPUS_DIR.exists(),
+                    reason="set TORCHWISE_CORPUS (the corpus, /work/shared/corpus, takes a minute to analyse)")
+def test_corpus_census_verdicts_are_the_decided_ones():
+    """On the real loops of the corpus torchwise does what the census decided for each (rewrite, flag with its
+    one reason, or nothing), and every loop the finder proposes or torchwise flags is classified."""
+    result = loop_eval.corpus_census(loop_eval.CORPUS_DIR, loop_eval.CENSUS_FILE)
+    assert not result["crashes"], result["crashes"]
+    differences = [f"{r['file']}:{r['line']}: decided {r.get('decision', 'silent')}, torchwise {r['torchwise']} "
+                   f"({r['torchwise_message']})" for r in loop_eval.census_differences(result["rows"])]
+    assert not differences, differences
+    assert not [r for r in result["unreviewed"] if r["torchwise"] != "silent"], result["unreviewed"]

@@ -380,6 +380,55 @@ def test_grid_dots_and_column_scalars(r):
     counted("grid dots, column scalars", program(lines), tolerance=1e-3 * max(1, n))
 
 
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_per_sample_cross_entropy(r):
+    """``F.cross_entropy(logits[i], y[i])`` and the batch-of-one form ``logits[i:i + 1]``: ``reduction="none"`` for
+    classes known >= 0; classes that may be -100 (``ignore_index``: NaN in the loop, 0 batched) or negative get none."""
+    n, c = r.choice([0, 1, 5]), r.choice([1, 3])
+    dtype = r.choice(FLOATS)
+    lines = [seed(r), "import torch.nn.functional as F", f"logits = {laid_out(r, (n, c), dtype)}",
+             r.choice([f"y = torch.randint(0, {c + (1 if r.random() < 0.1 else 0)}, ({n},))",
+                       f"y = torch.randn({n}, {c}).argmax(dim=1)", f"y = torch.randint(-1, {c}, ({n},))"])]
+    lines += un_nonnegative(r, "y", n) if r.random() < 0.5 else ([f"y[:1] = -100"] if r.random() < 0.3 else [])
+    one = r.choice(["F.cross_entropy(logits[i], y[i])", "F.cross_entropy(logits[i:i + 1], y[i:i + 1])"])
+    if r.random() < 0.5:
+        lines += [f"losses = torch.empty({n}, dtype={dtype})", f"for i in range({n}):", f"    losses[i] = {one}"]
+    else:
+        lines += [f"losses = [{one} for i in range(len(y))]", "loss = torch.stack(losses).mean()" if n else ""]
+    counted("per-sample cross entropy", program(lines), tolerance=1e-4)
+
+
+SOFTMAX_BODIES = [
+    ["r = x[i]", "e = torch.exp(r - r.max())", "out[i] = e / e.sum()"],
+    ["r = x[i]", "shifted = r - r.max()", "e = torch.exp(shifted)", "out[i] = e / e.sum()"],
+    ["e = (x[i] - x[i].max()).exp()", "out[i] = e / torch.sum(e)"],
+    ["out[i] = torch.exp(x[i] - torch.max(x[i])) / torch.exp(x[i] - torch.max(x[i])).sum()"],
+    ["r = x[i]", "e = torch.exp(r - r.amax())", "out[i] = e / e.sum()"],
+    # near-misses of the idiom (rewritten another way, or not at all): no shift, another row's max, a rebound name
+    ["e = x[i].exp()", "out[i] = e / e.sum()"],
+    ["r = x[i]", "e = torch.exp(r - y[i].max())", "out[i] = e / e.sum()"],
+    ["r = x[i]", "e = torch.exp(r - r.max())", "r = r * 2", "out[i] = e / e.sum()"],
+    ["r = x[i]", "e = torch.exp(r - r.max())", "out[i] = e / (e.sum() + 1)"],
+]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_hand_written_softmax(r):
+    """``e = exp(r - r.max()); e / e.sum()`` per row is ``torch.softmax(x, dim=-1)``: rows of any length (none: the
+    loop's ``max()`` raises), NaN and inf, float32/64 and other layouts; near-misses of the idiom stay what they were."""
+    n, c = r.choice([0, 1, 5]), r.choice([0, 1, 4])
+    dtype = r.choice(FLOATS)
+    lines = [seed(r), f"x = {laid_out(r, (n, c), dtype)}", f"y = {tensor(r, (n, c), dtype)}"]
+    if r.random() < 0.3 and n and c:
+        special = r.choice(["float('nan')", "float('inf')", "float('-inf')"])
+        lines.append(f"x[{r.randrange(n)}, {r.randrange(c)}] = {special}")
+    lines += [f"out = torch.empty({n}, {c}, dtype={dtype})", f"for i in range({n}):"]
+    lines += ["    " + line for line in r.choice(SOFTMAX_BODIES)]
+    counted("hand-written softmax", program(lines), tolerance=1e-4)
+
+
 # -- contractions, .item(), scans --------------------------------------------------------------------------------------
 @MANY
 @given(st.randoms(use_true_random=False))
@@ -687,3 +736,30 @@ def test_zz_forms_report():
     for form, (programs, fixed) in FORMS.items():
         if not form.startswith("near miss"):
             assert fixed >= programs * 0.15, f"{form}: only {fixed} of {programs} generated loops were rewritten"
+
+
+# A literal handful of iterations over whole slices is not a per-element loop: no finding at all (init code, the x and
+# y of a grid). The same loops over more iterations, or a handful of single elements, are still rewritten.
+FEW_WHOLE_SLICES = [
+    ["x = torch.randn(512, 3, 64)", "m = torch.zeros(3, 64)", "v = torch.zeros(3, 64)", "for i in range(3):",
+     "    m[i] = torch.mean(x[:, i], dim=0)", "    v[i] = torch.var(x[:, i], dim=0)"],
+    ["p = torch.randn(2, 9, 2)", "outs = []", "for i in range(2):", "    outs.append(p[:, :, i] * 2)",
+     "out = torch.stack(outs)"],
+    ["X = torch.randn(6, 2)", "s = torch.zeros(2)", "for j in range(0, 2):", "    s[j] = X[:, j].sum()"],
+]
+STILL_PER_ELEMENT = [
+    ["x = torch.randn(512, 4, 64)", "m = torch.zeros(4, 64)", "for i in range(4):", "    m[i] = torch.mean(x[:, i], dim=0)"],
+    ["x = torch.randn(3)", "out = torch.zeros(3)", "for i in range(3):", "    out[i] = x[i] * 2"],
+]
+
+
+@pytest.mark.parametrize("lines", FEW_WHOLE_SLICES, ids=[str(i) for i in range(len(FEW_WHOLE_SLICES))])
+def test_few_whole_slices_are_silent(lines):
+    from test_vectorize_truth import loop_findings
+
+    assert not loop_findings(program(lines))
+
+
+@pytest.mark.parametrize("lines", STILL_PER_ELEMENT, ids=[str(i) for i in range(len(STILL_PER_ELEMENT))])
+def test_more_iterations_or_elements_still_rewritten(lines):
+    counted("formerly refused, now rewritten", program(lines), must_fix=True)

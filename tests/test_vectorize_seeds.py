@@ -251,7 +251,18 @@ SEEDS = {
             out[i] = e / e.sum()
     """), fn("""
         scores = torch.randn(256, 49)
-        e_all = torch.exp(scores - scores.max(dim=1, keepdim=True).values)
+        out = torch.softmax(scores, dim=-1)
+    """)),
+    # the same temporaries without the max shift: not the stable softmax idiom, the ops batched one by one
+    "exp-normalize-temporaries": ("TW401", fn("""
+        scores = torch.randn(256, 49)
+        out = torch.empty_like(scores)
+        for i in range(scores.shape[0]):
+            e = torch.exp(scores[i])
+            out[i] = e / e.sum()
+    """), fn("""
+        scores = torch.randn(256, 49)
+        e_all = torch.exp(scores)
         out = e_all / e_all.sum(dim=1, keepdim=True)
     """)),
     "class-sums-scatter": ("TW401", fn("""

@@ -345,8 +345,16 @@ def test_cat_accumulation(r):
     dtype = r.choice(FLOATS + INTS)
     lines = [f"chunks = [{tensor(r, (r.choice([1, 2]), d), dtype)} for _ in range({k})]",
              f"acc = torch.{r.choice(['empty', 'zeros'])}(0, {d}, dtype={r.choice(FLOATS + INTS)})"]
-    form = r.randrange(4)
-    if form == 3:
+    form = r.randrange(5)
+    if form == 4:
+        # a 1-d empty start in a loop with a body: left out, the pieces cast to the promoted dtype where it differs
+        lines = [f"chunks = [{tensor(r, (r.choice([1, 2]), d), dtype)} for _ in range({k})]",
+                 r.choice(["acc = torch.tensor([])", f"acc = torch.empty(0, dtype={r.choice(FLOATS + INTS)})",
+                           "acc = torch.zeros(0, dtype=torch.bool)", f"acc = torch.ones(0, dtype={dtype})"]),
+                 r.choice(["for c in chunks:", f"for j in range({k}):\n    c = chunks[j]"]),
+                 "    piece = " + r.choice(["c.argmax(dim=1)", "c * 2", "c.long()", "(c > 0)", "c.double().sum(dim=1)"]),
+                 "    acc = torch.cat([acc, piece])"]
+    elif form == 3:
         # a 1-d empty start, which `torch.cat` skips (only its dtype joins the promotion): left out when moot
         lines = [f"chunks = [{tensor(r, (r.choice([1, 2]),) * r.choice([1, 1, 2]), dtype)} for _ in range({k})]",
                  r.choice(["acc = torch.tensor([])", f"acc = torch.empty(0, dtype={r.choice(FLOATS + INTS)})",

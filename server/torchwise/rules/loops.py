@@ -197,7 +197,13 @@ class ElementwiseMapLoop(_LoopRule):
         # An op with no batched form in a clearly per-element loop: flagged, with the reason.
         Invalid("import torch\nimport torch.nn.functional as F\nlogits = torch.randn(128, 10)\n"
                 "y = torch.randint(0, 10, (128,))\nlosses = torch.empty(128)\nfor i in range(128):\n"
-                "    losses[i] = F.cross_entropy(logits[i], y[i])\n"),
+                "    losses[i] = F.nll_loss(logits[i], y[i])\n"),
+        # Per-sample cross entropy of classes known >= 0 (no `ignore_index` hit): the batched loss, unreduced.
+        Invalid("import torch\nimport torch.nn.functional as F\nlogits = torch.randn(128, 10)\n"
+                "y = torch.randint(0, 10, (128,))\nlosses = torch.empty(128)\nfor i in range(128):\n"
+                "    losses[i] = F.cross_entropy(logits[i], y[i])\n",
+                "import torch\nimport torch.nn.functional as F\nlogits = torch.randn(128, 10)\n"
+                "y = torch.randint(0, 10, (128,))\nlosses = F.cross_entropy(logits, y, reduction=\"none\")\n"),
         # Only half the range: the rest of `out` keeps its values, so the write stays in place.
         Invalid("import torch\nx = torch.randn(10)\nout = torch.zeros(10)\nfor i in range(5):\n    out[i] = x[i] * 2\n",
                 "import torch\nx = torch.randn(10)\nout = torch.zeros(10)\nout[:5] = x[:5] * 2\n"),

@@ -19,6 +19,7 @@ result; the values follow from the batching rule.
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import replace
 from typing import Optional
 
@@ -33,6 +34,33 @@ from torchwise.vectorize.vec import (
     _certain, _clip, _effective_rank, _either, _exactly, _known, _logical, _same_promotion, _shaped, _transposed,
     _unmoved,
 )
+
+
+def _reduced_arg(node: ast.expr, name: str, scope) -> Optional[ast.expr]:
+    """``x`` of ``x.sum()`` / ``torch.sum(x)`` (a reduction of everything, no options), else None."""
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    if isinstance(node.func, ast.Attribute) and node.func.attr == name and not node.args \
+            and scope.qualname(node.func) is None:
+        return node.func.value
+    if scope.qualname(node.func) == f"torch.{name}" and len(node.args) == 1:
+        return node.args[0]
+    return None
+
+
+def _unary_arg(node: ast.expr, name: str, scope) -> Optional[ast.expr]:
+    """``x`` of ``torch.exp(x)`` / ``x.exp()``."""
+    return _reduced_arg(node, name, scope)
+
+
+def _canon(node: ast.expr, batcher) -> str:
+    """The expression with every temporary replaced by what it holds, as text to compare."""
+    class _Follow(ast.NodeTransformer):
+        def visit_Name(self, name: ast.Name) -> ast.AST:
+            followed = batcher._followed(name)
+            return name if followed is name else self.visit(copy.deepcopy(followed))
+
+    return ast.dump(_Follow().visit(copy.deepcopy(node)))
 
 
 def _integral(vec: Vec) -> bool:
@@ -53,6 +81,8 @@ class Batcher(Indexing, Calling):
         self.torch = torch
         self.bound = set(bound)  # names the body binds: read from `env`, never from before the loop
         self.env: dict = {}  # name -> Vec, the body's values so far
+        self.defs: dict = {}  # name -> the expression the body last bound it to, unconditionally
+        self.rebound: set = set()  # names the body binds more than once (no idiom follows them)
         self.devices: set = set()
         self.grad = False  # some tensor involved may require grad
         self.calls_user = False
@@ -245,6 +275,10 @@ class Batcher(Indexing, Calling):
                 (v.is_tensor and v.dtype is DType.bool) or (isinstance(v.elem, ScalarValue) and v.elem.kind == "bool")
                 for v in (left, right)):
             raise Refuse("bitwise operators on values that are not bools")
+        if symbol == "/":
+            idiom = self._softmax(node)
+            if idiom is not None:
+                return idiom
         if symbol == "**" and right.batched and right.python and getattr(right.elem, "kind", None) == "int" \
                 and _integral(left) and not self._nonnegative_index(node.right):
             # `int_tensor ** -1` raises for a Python int exponent, not for a tensor of them
@@ -258,6 +292,60 @@ class Batcher(Indexing, Calling):
 
         return self.pointwise([left, right], render,
                               lambda values: self.oracle.binary(node, values[0], values[1]), python_op=symbol)
+
+    def _softmax(self, node: ast.BinOp) -> Optional[Vec]:
+        """``e / e.sum()`` with ``e = torch.exp(r - r.max())`` (temporaries followed) of a 1-d float row ``r``: the
+        numerically stable softmax written out, which is ``torch.softmax(r, dim=-1)`` (the same max-shifted exp
+        divided by its sum, in one kernel instead of four passes). NaN and inf give NaN rows in both; a row of no
+        element makes the loop's ``max()`` raise, so its length must be >= 1."""
+        if any(isinstance(n, ast.Name) and n.id in self.rebound for n in ast.walk(node)):
+            return None
+        try:
+            return self._softmax_of(node)
+        except Refuse:
+            return None
+
+    def _softmax_of(self, node: ast.BinOp) -> Optional[Vec]:
+        from torchwise.vectorize import proof
+
+        numerator = self._followed(node.left)
+        denominator = self._followed(node.right)
+        summed = _reduced_arg(denominator, "sum", self.scope)
+        exp_arg = _unary_arg(numerator, "exp", self.scope)
+        if summed is None or exp_arg is None or _canon(self._followed(summed), self) != _canon(numerator, self):
+            return None
+        exp_arg = self._followed(exp_arg) if exp_arg is not None else None
+        if not (isinstance(exp_arg, ast.BinOp) and isinstance(exp_arg.op, ast.Sub)):
+            return None
+        row, peak = self._followed(exp_arg.left), self._followed(exp_arg.right)
+        peak_of = _reduced_arg(peak, "max", self.scope) or _reduced_arg(peak, "amax", self.scope)
+        if peak_of is None or _canon(self._followed(peak_of), self) != _canon(row, self):
+            return None
+        try:
+            value = self(exp_arg.left)
+        except Refuse:
+            return None
+        if not (value.batched and value.is_tensor and value.rank == 1 and not value.lost and value.keepdim is None
+                and value.dtype in (DType.float32, DType.float64) and proof.certainly_positive(value.shape[0])):
+            return None
+        shape = tuple(value.whole.shape)
+        whole = value.whole.with_(strides=layout.contiguous_strides(shape), memory=None)
+        elem = value.elem.with_(strides=(1,))
+        vec = Vec(f"{self.torch}.softmax({value.text}, dim=-1)", ATOM, elem, whole, value.deps)
+        try:
+            self.prove(vec)
+        except Refuse:
+            return None
+        return vec
+
+    def _followed(self, node: ast.expr) -> ast.expr:
+        """``node``, or what the body bound the temporary ``node`` names to (followed through temporaries)."""
+        seen = 0
+        while isinstance(node, ast.Name) and node.id in self.defs and seen < 20:
+            if node.id in self.rebound:
+                raise Refuse("internal: an idiom through a rebound temporary")
+            node, seen = self.defs[node.id], seen + 1
+        return node
 
     def _nonnegative_index(self, node: ast.expr) -> bool:
         """``i`` or ``i + c`` (``c >= 0``) where ``i`` walks a range whose every value is >= 0."""

@@ -162,7 +162,14 @@ class BodyTranslator:
                 return
             if name in self.lists:
                 raise Refuse(f"`{name}` is rebound in the loop")
+            if name in self.batcher.env or name in self.batcher.defs:
+                self.batcher.rebound.add(name)  # an idiom reading an earlier value through it would be wrong
             self.bind(name, self.batcher(value), cond)
+            # what the name holds, for idioms read across temporaries (`e = exp(r - r.max())`, then `e / e.sum()`)
+            if cond is None:
+                self.batcher.defs[name] = value
+            else:
+                self.batcher.defs.pop(name, None)
             return
         if isinstance(target, (ast.Tuple, ast.List)):
             self.unpack(target, value, cond)

@@ -184,6 +184,10 @@ class Calling:
                 return local(self, node)
             if qualname.rsplit(".", 1)[-1] in _RANDOM:
                 raise Inherent(f"`{qualname}` draws random numbers")
+            if qualname in ("torch.from_numpy", "torch.as_tensor", "torch.asarray"):
+                # each element made from NumPy data (`data[i:i + n]` of a memmap): its rewrite is NumPy's fancy
+                # indexing, outside what the loop does with tensors; not a walk over tensor elements
+                raise Inherent(f"`{qualname}` makes each element from NumPy data")
             if not qualname.startswith("torch.") or qualname.startswith("torch.nn.") and \
                     not qualname.startswith("torch.nn.functional."):
                 raise Inherent(f"`{qualname}` may have effects")
@@ -885,7 +889,55 @@ def _one_hot(batcher: Batcher, node: ast.Call) -> Vec:
     return vec
 
 
-_LOCAL_RULES = {"torch.nn.functional.mse_loss": _mse_loss, "torch.nn.functional.one_hot": _one_hot}
+def _cross_entropy(batcher: Batcher, node: ast.Call) -> Vec:
+    """``F.cross_entropy(logits[i], y[i])`` (a (C,) row and its class) or ``F.cross_entropy(logits[i:i + 1],
+    y[i:i + 1])`` (a batch of one, whose mean is its one loss): one loss per element, the losses of
+    ``F.cross_entropy(logits, y, reduction="none")``. Only for classes known >= 0 (``ranges``): a target equal to
+    ``ignore_index`` (-100) makes the loop's mean over no sample NaN, where ``reduction="none"`` gives 0; any other
+    negative or too large class raises in both. No options (weights, label smoothing)."""
+    from torchwise.vectorize.ranges import nonnegative_name
+
+    if len(node.args) != 2 or node.keywords or batcher.depth != 1:
+        raise Refuse("`cross_entropy` with options")
+    a, t = batcher(node.args[0]), batcher(node.args[1])
+    if not (a.is_tensor and t.is_tensor and a.batched and t.batched and a.batch_dims == 1 and t.batch_dims == 1
+            and not a.lost and not t.lost and a.dtype in (DType.float32, DType.float64) and t.dtype is DType.int64):
+        raise Refuse("`cross_entropy` of values that are not rows of logits and their int64 classes")
+    if a.rank == 1 and t.rank == 0:
+        rows, classes = a.text, t.text
+    elif a.rank == 2 and t.rank == 1 and a.shape[0] == 1 and t.shape[0] == 1:
+        rows, classes = _one_row_windows(batcher, node.args[0], a), _one_row_windows(batcher, node.args[1], t)
+    else:
+        raise Refuse("`cross_entropy` of slices other than one row and its class")
+    root = node.args[1].value if isinstance(node.args[1], ast.Subscript) else None
+    if not (isinstance(root, ast.Name) and nonnegative_name(batcher.ctx, batcher.scope, root.id)):
+        raise Refuse("a class may be -100 (`ignore_index`): the loop's loss is NaN there, the batched one 0")
+    func = batcher.src(node.func)
+    text = f"{func}({rows}, {classes}, reduction=\"none\")"
+    elem = a.elem.with_(shape=(), strides=(), requires_grad=a.elem.requires_grad)
+    count = a.whole.shape[0]
+    whole = a.whole.with_(shape=(count,), strides=(1,), requires_grad=elem.requires_grad)
+    vec = Vec(text, ATOM, elem, whole, a.deps | t.deps)
+    batcher.prove(vec)
+    return vec
+
+
+def _one_row_windows(batcher: Batcher, node: ast.expr, vec: Vec) -> str:
+    """The windows ``x[i:i + 1]`` of every ``i`` laid end to end: ``x`` itself where they cover all its rows."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Slice):
+        facts = batcher.ctx.value(node.value)
+        if _known(facts) and facts.shape and _certain(dims.dim_eq(facts.shape[0], vec.whole.shape[0])) \
+                and _unfolded_rows(vec.text, node.value.id):
+            return node.value.id
+    return f"{vec.atom()}.flatten(0, 1)"
+
+
+def _unfolded_rows(text: str, name: str) -> bool:
+    return text in (f"{name}.unfold(0, 1, 1)", f"{name}.unfold(0, 1, 1).movedim(-1, 1)")
+
+
+_LOCAL_RULES = {"torch.nn.functional.mse_loss": _mse_loss, "torch.nn.functional.one_hot": _one_hot,
+                "torch.nn.functional.cross_entropy": _cross_entropy}
 
 
 def _topk_facts(values: dict):

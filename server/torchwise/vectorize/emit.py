@@ -19,6 +19,7 @@ with that reason and no fix.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
@@ -94,7 +95,7 @@ class Emitter:
             elif isinstance(write, InPlaceScan):
                 self.in_place_scan(write)
         self.obligations()
-        self.lines[:0] = self.body.prelude
+        self.lines[:0] = _live(self.body.prelude, self.lines)
         self.lines = _unpacked(self.lines)
         self.summary = _unpacked(self.summary)
         code = self.codes[0] if len(set(self.codes)) == 1 else "TW401"
@@ -155,7 +156,8 @@ class Emitter:
             raise Refuse("a store of something that is not a tensor or a number")
         target_value = self.ctx.value(_base_of(write.node))
         if not _shaped(target_value):
-            raise Doubt(f"`{write.target}`'s shape is unknown")
+            # nothing is known of what the loop writes into (a shape from `self.spatial_shape`): say nothing
+            raise Inherent(f"`{write.target}`'s shape is unknown")
         plan = self._slots(write.target, target_value, write.parts)
         kind = plan["kind"]
         if kind == "gather":
@@ -1128,6 +1130,23 @@ def _unpacked(lines: list) -> list:
                 continue
         out.append(line)
     return out
+
+
+def _live(prelude: list, lines: list) -> list:
+    """The hoisted temporaries (``e_all = ...``) something later still reads: an idiom that replaced their use
+    (``torch.softmax``) leaves them dead. Each is a fresh name computed by a pure translation."""
+    kept = list(prelude)
+    changed = True
+    while changed:
+        changed = False
+        for i, line in enumerate(kept):
+            name = line.split(" = ", 1)[0].strip()
+            later = kept[i + 1:] + lines
+            if name.isidentifier() and not any(re.search(rf"\b{re.escape(name)}\b", other) for other in later):
+                del kept[i]
+                changed = True
+                break
+    return kept
 
 
 def _unwrapped(text: str) -> str:

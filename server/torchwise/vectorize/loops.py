@@ -142,6 +142,8 @@ class _LoopMatcher(_Base):
             accumulation = self.cat_accumulation()
             if accumulation is not None:
                 return accumulation
+            if _few_whole_slices(loop):
+                return None
             special = self.special()
             if special is not None:
                 return special
@@ -454,18 +456,54 @@ class _LoopMatcher(_Base):
                 raise Doubt("the loop may change a piece in place after it is collected")
             texts = [self.source.text_of(self.source.span(p)) for p in pieces]
             indent = rewrite.indent_of(self.source, self.loop)
+            cast = self._moot_start_cast(init, pieces)
+            made_by = self.scope.qualname(init.value.func) if isinstance(init.value, ast.Call) else None
+            dead = self.deletable(init) if cast is not None and made_by in _DETERMINISTIC_EMPTY else None
 
             def build():
                 parts = proof.fresh_name(self.ctx.tree, f"{name}_parts")
                 collect = f"{parts}.append({texts[0]})" if len(texts) == 1 \
                     else f"{parts}.extend(({', '.join(texts)}))"
-                return [rewrite.insert_before(self.source, self.loop, f"{parts} = [{name}]"),
-                        rewrite.replace_statements(self.source, stmt, stmt, [collect]),
-                        rewrite.insert_after(self.source, self.loop, indent, f"{name} = {func}({parts}{extra})")]
+                start = f"{parts} = [{name}]" if cast is None else f"{parts} = []"
+                edits = [rewrite.delete_statement(self.source, dead)] if dead is not None else []
+                return edits + [rewrite.insert_before(self.source, self.loop, start),
+                                rewrite.replace_statements(self.source, stmt, stmt, [collect]),
+                                rewrite.insert_after(self.source, self.loop, indent,
+                                                     f"{name} = {func}({parts}{extra}){cast or ''}")]
             return build
 
         return self.finish("TW402", message, "Collect in a list and `torch.cat` once", obligations)
 
+
+    def _moot_start_cast(self, init: ast.Assign, pieces: list) -> Optional[str]:
+        """``acc = torch.tensor([])`` then ``acc = torch.cat([acc, piece])`` in a loop that runs at least once: the 1-d
+        empty start only joins the type promotion (``torch.cat`` skips it), so the pieces are concatenated alone and
+        cast to the promoted dtype: "" (no cast), ``.to(torch.float32)``, or None (the start must stay). Each piece's
+        value is converted to that dtype either way, element by element."""
+        from torchwise.analysis.dtypes import promote_types
+
+        start = self.ctx.value(init.value)
+        if not isinstance(start, TensorValue) or start.shape != (0,) or start.dtype is None or start.requires_grad \
+                or start.device is None:
+            return None
+        facts = [self.ctx.value(p) for p in pieces]
+        if not facts or any(not isinstance(f, TensorValue) or f.dtype is None or not f.shape or f.device != start.device
+                            for f in facts) or len({f.dtype for f in facts}) != 1:
+            return None
+        try:
+            space, kind = self.space_for(self.loop.target, self.loop.iter, self.scope)
+        except Refuse:
+            return None
+        if kind == "list":
+            listed = proof.list_element(self.ctx, self.scope, self.loop.iter) \
+                if isinstance(self.loop.iter, ast.Name) else None
+            if listed is None or type(listed[1]) is not int or listed[1] < 1:
+                return None
+        elif not proof.certainly_positive(space.count):
+            return None
+        piece = facts[0].dtype
+        promoted = promote_types(start.dtype, piece)
+        return "" if promoted == piece else f".to({self.torch()}.{promoted.short})"
 
     def _empty_start_is_moot(self, init: ast.Assign) -> bool:
         """``result = torch.tensor([])`` then ``result = torch.cat([result, x])`` for every ``x`` of a list: the
@@ -594,6 +632,31 @@ class _CallMatcher(_Base):
 def _is_builtin_call(node: ast.expr, name: str, scope) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name \
         and scope.owner_of(name) is None
+
+
+_FEW = 3  # iterations
+
+
+def _few_whole_slices(loop: ast.For) -> bool:
+    """``for i in range(3): mean[i] = x[:, i].mean(0)``: a literal handful of iterations, each reading whole slices
+    (every read by the index keeps a ``:`` dim), is not a per-element loop: it runs a few big ops already, so a rewrite
+    gains nothing and a finding is noise (init code, the x and y of a grid). A quadratic ``torch.cat``
+    accumulation is judged before this (it is a pitfall at any count)."""
+    iterable = loop.iter
+    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
+            and 1 <= len(iterable.args) <= 2 and not iterable.keywords
+            and all(isinstance(a, ast.Constant) and type(a.value) is int for a in iterable.args)):
+        return False
+    bounds = [a.value for a in iterable.args]
+    if (bounds[-1] - (bounds[0] if len(bounds) == 2 else 0)) > _FEW or not isinstance(loop.target, ast.Name):
+        return False
+    index = loop.target.id
+    uses = [n for n in ast.walk(loop) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
+            and any(isinstance(m, ast.Name) and m.id == index for m in ast.walk(n.slice))]
+    if not uses:
+        return False
+    return all(isinstance(n.slice, ast.Tuple) and any(isinstance(e, ast.Slice) and e.lower is None and e.upper is None
+                                                      for e in n.slice.elts) for n in uses)
 
 
 def _has_io(loop: ast.For) -> bool:
