@@ -33,6 +33,9 @@ class Invalid:
     fixed: str | None = None
 
 
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
 class Context:
     """What a rule may ask about the module being checked."""
 
@@ -43,6 +46,7 @@ class Context:
         self.memo: dict = {}  # per-analysis caches of the rules, keyed by a name each rule module picks
         self._starts: list | None = None  # the first line of each top-level statement (decorators included)
         self._owners: dict = {}  # node -> innermost statement, filled one top-level statement at a time
+        self._enclosing: dict = {}  # statement -> the statement whose block holds it (None at the top)
 
     def statement_of(self, node: ast.AST):
         """The innermost statement holding ``node`` (a statement is its own). O(1) amortized: the top-level
@@ -66,12 +70,29 @@ class Context:
             if top in self._owners:
                 continue
             stack: list = [(top, top)]
+            self._enclosing[top] = None
             while stack:
                 current, statement = stack.pop()
                 self._owners[current] = statement
                 for child in ast.iter_child_nodes(current):
-                    stack.append((child, child if isinstance(child, ast.stmt) else statement))
+                    if isinstance(child, ast.stmt):
+                        self._enclosing[child] = statement
+                        stack.append((child, child))
+                    else:
+                        stack.append((child, statement))
         return self._owners.get(node)
+
+    def statements_around(self, node: ast.AST) -> list:
+        """The statements whose blocks hold ``node`` in the code of the def, class or module it lies in (not
+        ``node`` itself, not that def or class), outermost first: a walk up, not a search of the scope."""
+        statement = self.statement_of(node)
+        found = []
+        current = statement if statement is not node else self._enclosing.get(statement)
+        while current is not None and not isinstance(current, _DEFINITIONS):
+            found.append(current)
+            current = self._enclosing.get(current)
+        found.reverse()
+        return found
 
     def value(self, node: ast.AST):
         """What the analysis knows ``node`` evaluates to (None: unknown). A value known only by its name (a

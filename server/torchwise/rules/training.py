@@ -17,7 +17,7 @@ from torchwise.analysis.values import ModuleValue
 from torchwise.findings import Edit, Finding, Fix, Position, Severity, Span
 from torchwise.rules import edits
 from torchwise.rules.base import Context, Invalid, Rule, Valid
-from torchwise.rules.sync import holds, own_code, statements
+from torchwise.rules.sync import holds, own_code
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _CACHE: "weakref.WeakKeyDictionary[Context, dict]" = weakref.WeakKeyDictionary()
@@ -38,12 +38,10 @@ def _body(scope: Scope) -> list:
     return body if isinstance(body, list) else []
 
 
-def _around(scope: Scope, node: ast.AST, kinds: tuple) -> list:
-    """The statements of ``kinds`` in ``scope``'s own code that hold ``node``, outermost first (found from source
-    positions: no map of the whole file's nodes is built on the keystroke path)."""
-    found = [stmt for stmt in statements(_body(scope)) if isinstance(stmt, kinds) and stmt is not node
-             and holds(stmt, node)]
-    return sorted(found, key=_position)
+def _around(ctx: Context, node: ast.AST, kinds: tuple) -> list:
+    """The statements of ``kinds`` in the code of the def (or class, or module) ``node`` is in that hold it,
+    outermost first: a walk up from the node (a search of the scope per node is quadratic at module level)."""
+    return [stmt for stmt in ctx.statements_around(node) if isinstance(stmt, kinds)]
 
 
 def _calls_named(ctx: Context) -> set:
@@ -64,6 +62,15 @@ def _calls_named(ctx: Context) -> set:
 def _trains(ctx: Context) -> bool:
     names = _calls_named(ctx)
     return "backward" in names and "step" in names
+
+
+def _own_calls(ctx: Context, scope: Scope) -> list:
+    """The calls of a scope's own code, listed once per analysis."""
+    cache = _cache(ctx).setdefault("own_calls", {})
+    body = _body(scope)
+    if id(body) not in cache:
+        cache[id(body)] = (body, [n for n in own_code(body) if isinstance(n, ast.Call)])
+    return cache[id(body)][1]
 
 
 def _position(node: ast.AST) -> tuple:
@@ -378,14 +385,18 @@ def step_calls(nodes: Iterator[ast.AST], scope: Scope, ctx: Context) -> list:
 
 def training_loops(ctx: Context, scope: Scope, body: list) -> list:
     """The loops of a function (or of the module's own code) whose code calls `backward()` and an optimizer's
-    `step()`, outer loops before the loops inside them."""
-    loops = []
-    for node in own_code(body):
-        if isinstance(node, _LOOPS):
-            code = list(own_code(node.body))
-            if backward_calls(code, scope) and step_calls(code, scope, ctx):
-                loops.append(node)
-    return sorted(loops, key=_position)
+    `step()`, outer loops before the loops inside them (once per body: every `with` of a scope asks)."""
+    cache = _cache(ctx).setdefault("training_loops", {})
+    key = id(body)
+    if key not in cache:
+        loops = []
+        for node in own_code(body):
+            if isinstance(node, _LOOPS):
+                code = list(own_code(node.body))
+                if backward_calls(code, scope) and step_calls(code, scope, ctx):
+                    loops.append(node)
+        cache[key] = (body, sorted(loops, key=_position))  # (the body kept alive: its id stays its own)
+    return cache[key][1]
 
 
 def _contains(outer: ast.AST, inner: ast.AST) -> bool:
@@ -476,7 +487,7 @@ class MissingZeroGrad(Rule):
         backwards, steps = backward_calls(code, scope), step_calls(code, scope, ctx)
         if not backwards or not steps:
             return
-        if _around(scope, node, _LOOPS):
+        if _around(ctx, node, _LOOPS):
             return  # the outermost loop speaks for the loops in it
         function = scope.node
         everything = ast.walk(function) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) \
@@ -502,14 +513,6 @@ def _callee_name(call: ast.Call) -> Optional[str]:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
-def _statement_of(scope: Scope, node: ast.AST) -> Optional[ast.stmt]:
-    """The innermost statement of ``scope``'s code that holds ``node``."""
-    if isinstance(node, ast.stmt):
-        return node
-    holding = _around(scope, node, (ast.stmt,))
-    return holding[-1] if holding else None
-
-
 def _alone(ctx: Context, stmt: ast.stmt) -> Optional[str]:
     """The indentation of ``stmt`` when it is alone on its lines (a comment may follow), else None."""
     span = ctx.source.span(stmt)
@@ -521,7 +524,7 @@ def _alone(ctx: Context, stmt: ast.stmt) -> Optional[str]:
 
 
 def _insert_before(ctx: Context, scope: Scope, node: ast.AST, line: str, title: str) -> list:
-    stmt = _statement_of(scope, node)
+    stmt = ctx.statement_of(node)
     indent = _alone(ctx, stmt) if stmt is not None else None
     if indent is None:
         return []
@@ -695,7 +698,7 @@ class EvalWithoutEvalMode(Rule):
         """Anything before the evaluated call that may set the mode: `model.eval()`, `model.train(False)`, the model
         handed to a function, or a method of it other than the ones that leave the mode alone."""
         shown = _text(ctx, model)
-        for node in own_code(body):
+        for node in _own_calls(ctx, scope) if body is _body(scope) else own_code(body):
             if not isinstance(node, ast.Call) or _position(node) >= _position(call):
                 continue
             func = node.func
@@ -712,7 +715,7 @@ class EvalWithoutEvalMode(Rule):
         indent = _alone(ctx, block)
         if indent is None:
             return []
-        resumes = any(_contains(loop, training) for loop in _around(scope, block, _LOOPS))
+        resumes = any(_contains(loop, training) for loop in _around(ctx, block, _LOOPS))
         at = Position(block.lineno - 1, 0)
         end_line = block.end_lineno
         last_line = ctx.source.lines[end_line - 1]
@@ -800,12 +803,12 @@ class LoadWithoutWeightsOnly(Rule):
     def _under_safe_globals(ctx: Context, node: ast.Call, scope: Scope) -> bool:
         return any(isinstance(item.context_expr, ast.Call)
                    and (scope.qualname(item.context_expr.func) or "").endswith("serialization.safe_globals")
-                   for block in _around(scope, node, (ast.With, ast.AsyncWith)) for item in block.items)
+                   for block in _around(ctx, node, (ast.With, ast.AsyncWith)) for item in block.items)
 
     @staticmethod
     def _fallback(ctx: Context, node: ast.Call, scope: Scope) -> bool:
         """The old-torch fallback: inside an `except` of a `try` that passes `weights_only=`."""
-        for try_stmt in _around(scope, node, (ast.Try,)):
+        for try_stmt in _around(ctx, node, (ast.Try,)):
             if any(holds(handler, node) for handler in try_stmt.handlers):
                 return any(isinstance(n, ast.keyword) and n.arg == "weights_only"
                            for stmt in try_stmt.body for n in ast.walk(stmt))
@@ -814,12 +817,12 @@ class LoadWithoutWeightsOnly(Rule):
     @staticmethod
     def _used_as_model(ctx: Context, node: ast.Call, scope: Scope) -> bool:
         """`model = torch.load(f)` then `model.eval()` / `model(x)`: a whole pickled module."""
-        assigned = [stmt for stmt in _around(scope, node, (ast.Assign,)) if stmt.value is node]
+        assigned = [stmt for stmt in _around(ctx, node, (ast.Assign,)) if stmt.value is node]
         if not assigned or len(assigned[0].targets) != 1 or not isinstance(assigned[0].targets[0], ast.Name):
             return False
         name = assigned[0].targets[0].id
-        for other in own_code(_body(scope)):
-            if isinstance(other, ast.Call) and _position(other) > _position(node):
+        for other in _own_calls(ctx, scope):
+            if _position(other) > _position(node):
                 func = other.func
                 if isinstance(func, ast.Name) and func.id == name:
                     return True
