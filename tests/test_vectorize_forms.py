@@ -390,7 +390,7 @@ def test_per_sample_cross_entropy(r):
     lines = [seed(r), "import torch.nn.functional as F", f"logits = {laid_out(r, (n, c), dtype)}",
              r.choice([f"y = torch.randint(0, {c + (1 if r.random() < 0.1 else 0)}, ({n},))",
                        f"y = torch.randn({n}, {c}).argmax(dim=1)", f"y = torch.randint(-1, {c}, ({n},))"])]
-    lines += un_nonnegative(r, "y", n) if r.random() < 0.5 else ([f"y[:1] = -100"] if r.random() < 0.3 else [])
+    lines += un_nonnegative(r, "y", n) if r.random() < 0.5 else (["y[:1] = -100"] if r.random() < 0.3 else [])
     one = r.choice(["F.cross_entropy(logits[i], y[i])", "F.cross_entropy(logits[i:i + 1], y[i:i + 1])"])
     if r.random() < 0.5:
         lines += [f"losses = torch.empty({n}, dtype={dtype})", f"for i in range({n}):", f"    losses[i] = {one}"]
