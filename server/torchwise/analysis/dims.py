@@ -62,7 +62,13 @@ class Sym:
             and "#" in self._terms[0][0][0]
 
     def subs(self, values: Mapping[str, "Dim"]) -> "Dim":
-        """Substitute symbols (by name) with dimensions; the others stay."""
+        """Substitute symbols (by name) with dimensions; the others stay. A quotient (``C // n_head``) or a prefix
+        length (``min(n, T)``) is computed again from its substituted operands."""
+        derived = {name: _derived(name, values) for name in self.symbols
+                   if name not in values and (name in _QUOTIENTS or name in _MINIMA)}
+        derived = {name: d for name, d in derived.items() if d is not None and d != Sym.var(name)}
+        if derived:
+            values = {**values, **derived}
         if all(type(values[n]) is int for n in self.symbols if n in values):  # the common, fast case
             terms: Dict[Monomial, int] = {}
             for mono, coeff in self._terms:
@@ -366,6 +372,17 @@ def minimum_operands(dim: Dim) -> Optional[tuple]:
 
 
 _MINIMA: Dict[str, tuple] = {}  # a prefix-length symbol's name -> (stop, size)
+
+
+def _derived(name: str, values: Mapping[str, Dim]) -> Optional[Dim]:
+    """A quotient or prefix-length symbol with ``values`` substituted into its operands."""
+    def put(dim: Dim) -> Dim:
+        return dim.subs(values) if type(dim) is Sym else dim
+    if name in _MINIMA:
+        stop, size = _MINIMA[name]
+        return prefix_length(put(size), put(stop))
+    a, b = _QUOTIENTS[name]
+    return floordiv(put(a), put(b))
 
 
 def rename(dim: Dim, replace) -> Dim:
