@@ -9,6 +9,7 @@ no nested function captures a name whose binding changes.
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
@@ -179,10 +180,23 @@ def certainly_positive(count) -> bool:
     return count is not None and dims.dim_lt(0, count) is True
 
 
+_TAKEN: "weakref.WeakKeyDictionary[ast.Module, frozenset]" = weakref.WeakKeyDictionary()
+
+
 def fresh_name(tree: ast.Module, wanted: str) -> str:
-    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    taken |= {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
-    taken |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    """``wanted``, or ``wanted2``, ``wanted3``...: a name no code of the module uses (the module's names are
+    gathered once per tree: a walk per hoisted temporary made long files quadratic)."""
+    taken = _TAKEN.get(tree)
+    if taken is None:
+        found = set()
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name):
+                found.add(n.id)
+            elif isinstance(n, ast.arg):
+                found.add(n.arg)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.add(n.name)
+        taken = _TAKEN[tree] = frozenset(found)
     name, k = wanted, 2
     while name in taken:
         name, k = f"{wanted}{k}", k + 1
