@@ -166,7 +166,12 @@ def test_a_call_to_a_function_of_the_file_is_not_run():
     for i in range(100):
         out[i] = helper(x[i])
     """
-    result = job_for(calls, 5, 7, "out = x * 2")
+    # A plain helper (assignments and a return of allowed ops) is set up like a value; any other is not run.
+    job = job_for(calls, 5, 7, "out = x * 2")
+    assert isinstance(job, BenchJob), job
+    assert "def helper(v):" in job.setup
+    impure = calls.replace("        return v * 2", "        print(v)\n        return v * 2")
+    result = job_for(impure, 6, 8, "out = x * 2")
     assert isinstance(result, Problem) and "`helper`, a function of this file" in result.message
 
 

@@ -84,6 +84,15 @@ def test_setup_code_off_the_allowlist_never_runs(tmp_path: Path):
     ("x = torch.randn(3).register_hook(print)", "calls `.register_hook()`"),
     ("x = np.ndarray.tofile", "uses `numpy.ndarray.tofile`"),
     ("x = torch.randn(3).apply_(abs)", "calls `.apply_()`"),
+    # A function of the file is set up only when its body is plain too (a loop may call it).
+    ("def f(x):\n    return x + torch.os.system('touch RAN')", "calls `torch.os.system`"),
+    ("def f(x=torch.os.system('touch RAN')):\n    return x", "calls `torch.os.system`"),
+    ("def f(x):\n    import os\n    return x", "a `import` statement"),
+    ("@torch.jit.script\ndef f(x):\n    return x", "is decorated"),
+    ("def f(x):\n    global y\n    return x", "a `global` statement"),
+    ("def f(x):\n    return x.numpy().tofile('x')", "calls `.tofile()`"),
+    ("def f(x):\n    return x()", "calls `x`"),
+    ("def f(x):\n    for i in range(3):\n        x = x + i\n    return x", "a `for` statement"),
 ])
 def test_each_way_around_the_old_filter_is_refused_with_its_reason(statement: str, why: str):
     from torchwise.bench.plain import plain_statement
@@ -106,6 +115,7 @@ def test_each_way_around_the_old_filter_is_refused_with_its_reason(statement: st
     "x = torch.randn(5).shape[0]",
     "torch.manual_seed(0)",
     "x = torch.nn.init.normal_(torch.empty(3))",
+    "def f(x):\n    \"\"\"Per sample.\"\"\"\n    y = torch.sin(x) * x\n    return y + x ** 2",
 ])
 def test_plain_setup_is_still_plain(statement: str):
     from torchwise.bench.plain import plain_statement

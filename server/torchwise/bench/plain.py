@@ -67,7 +67,35 @@ class _Checker:
             return None
         if isinstance(stmt, ast.Pass):
             return None
+        if isinstance(stmt, ast.FunctionDef):
+            return self.function(stmt)
         return f"a `{type(stmt).__name__.lower()}` statement"
+
+    def function(self, stmt: ast.FunctionDef) -> Optional[str]:
+        """A function of the file that a loop calls (``torch.stack([f(x) for x in xs])``): plain when its body is
+        assignments to names and a ``return`` of plain expressions over its parameters (defining it runs none of
+        it; calling it runs only what the allowlist allows)."""
+        if stmt.decorator_list:
+            return f"`{stmt.name}` is decorated"
+        args = stmt.args
+        for default in (*args.defaults, *(d for d in args.kw_defaults if d is not None)):
+            why = self.expr(default, set())
+            if why:
+                return why
+        local = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+        for index, inner in enumerate(stmt.body):
+            if isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Constant):
+                continue  # a docstring
+            if isinstance(inner, ast.Assign) and all(isinstance(t, ast.Name) for t in inner.targets):
+                why = self.expr(inner.value, local)
+                local |= {t.id for t in inner.targets}
+            elif isinstance(inner, ast.Return) and index == len(stmt.body) - 1:
+                why = self.expr(inner.value, local)
+            else:
+                why = f"a `{type(inner).__name__.lower()}` statement"
+            if why:
+                return f"`{stmt.name}` has {why}" if why.startswith("a") else f"`{stmt.name}` {why}"
+        return None
 
     def imports(self, stmt) -> Optional[str]:
         if isinstance(stmt, ast.ImportFrom) and (stmt.level or not stmt.module):

@@ -230,6 +230,9 @@ class _Builder:
                 self.imports[name] = _import_line(name, qualname)
             return
         for binding in bindings:
+            if len(bindings) == 1 and isinstance(binding.node, ast.FunctionDef) \
+                    and plain_statement(binding.node, owner) is None:
+                break  # a plain function (assignments and a return of allowed ops): set up like a value
             if isinstance(binding.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 kind = "class" if isinstance(binding.node, ast.ClassDef) else "function"
                 self.problems.append(f"the loop uses `{name}`, a {kind} of this file (line {binding.node.lineno}); "
@@ -574,6 +577,8 @@ def _rebinds(stmt) -> set:
         targets = [stmt.target]
     elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    elif isinstance(stmt, ast.FunctionDef):
+        return {stmt.name}
     names = set()
     for target in targets:
         if isinstance(target, ast.Name):

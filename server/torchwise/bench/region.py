@@ -361,6 +361,17 @@ def _free_stmt(stmt, bound: set, found: dict) -> None:
             if item.optional_vars is not None:
                 bound |= _target_names(item.optional_vars)
         _free_block(stmt.body, bound, found)
+    elif isinstance(stmt, ast.FunctionDef) and not stmt.decorator_list and all(
+            isinstance(s, (ast.Assign, ast.Return, ast.Expr)) for s in stmt.body):
+        # A plain function (see plain.py): its parameters and assigned names are its own.
+        args = stmt.args
+        for default in (*args.defaults, *(d for d in args.kw_defaults if d is not None)):
+            _loads(default, bound, found)
+        own = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+        own |= {t.id for s in stmt.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+        for inner in stmt.body:
+            _loads(inner.value, bound | own, found)
+        bound.add(stmt.name)
     elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
