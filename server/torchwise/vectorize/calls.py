@@ -22,7 +22,7 @@ from torchwise.vectorize import proof, rewrite
 from torchwise.vectorize.batch import Batcher
 from torchwise.vectorize.vec import Vec
 from torchwise.vectorize.emit import Doubt
-from torchwise.vectorize.expr import ATOM, TERM, Inherent, Refuse, _precedence, row_ordered, wrap
+from torchwise.vectorize.expr import ATOM, TERM, Inherent, Refuse, _precedence, row_ordered, torch_name, wrap
 from torchwise.vectorize.oracle import Oracle
 from torchwise.vectorize.space import Unwalkable, Walker
 
@@ -65,10 +65,7 @@ class ComprehensionMatcher:
         self.default_float = ctx.facts.default_float
 
     def torch(self) -> str:
-        aliases = list(self.scope.aliases_of("torch"))
-        if not aliases:
-            raise Inherent("torch is not imported")
-        return "torch" if "torch" in aliases else aliases[0]
+        return torch_name(self.scope)
 
     # -- entry ----------------------------------------------------------------------------------------
     def run(self):

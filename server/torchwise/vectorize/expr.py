@@ -30,6 +30,14 @@ class Inherent(Refuse):
     """The loop is not a per-element computation at all (a recurrence, effects, an early exit): stay silent."""
 
 
+def torch_name(scope, refusal: type = Inherent) -> str:
+    """The name torch is imported as where a rewrite goes (``torch`` when it is one of them)."""
+    aliases = list(scope.aliases_of("torch"))
+    if not aliases:
+        raise refusal("torch is not imported")
+    return "torch" if "torch" in aliases else aliases[0]
+
+
 def wrap(text: str, prec: int, needed: int) -> str:
     return f"({text})" if prec < needed else text
 

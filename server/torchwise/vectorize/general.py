@@ -23,7 +23,7 @@ from torchwise.vectorize.batch import Batcher
 from torchwise.vectorize.vec import Vec
 from torchwise.vectorize.body import BodyTranslator, bound_names, classify_names
 from torchwise.vectorize.emit import Doubt, Emitter, _ALLOCATORS, _FRESH_FACTORIES
-from torchwise.vectorize.expr import ARITH, ATOM, TERM, Inherent, Refuse, _precedence, wrap
+from torchwise.vectorize.expr import ARITH, ATOM, TERM, Inherent, Refuse, _precedence, torch_name, wrap
 from torchwise.vectorize.oracle import Oracle
 from torchwise.vectorize.space import Unwalkable, Walker
 
@@ -44,10 +44,7 @@ class GeneralMatcher:
         self.inner_loops: list = []
 
     def torch(self) -> str:
-        aliases = list(self.scope.aliases_of("torch"))
-        if not aliases:
-            raise Inherent("torch is not imported")
-        return "torch" if "torch" in aliases else aliases[0]
+        return torch_name(self.scope)
 
     # -- entry --------------------------------------------------------------------------------------------
     def run(self):

@@ -30,7 +30,7 @@ from torchwise.analysis.dtypes import DType, is_floating, is_integral
 from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue
 from torchwise.vectorize import proof, rewrite
 from torchwise.vectorize.batch import Batcher
-from torchwise.vectorize.expr import ATOM, Refuse, no_raising_ops, row_ordered, wrap
+from torchwise.vectorize.expr import ATOM, Refuse, no_raising_ops, row_ordered, torch_name, wrap
 from torchwise.vectorize.oracle import Oracle
 from torchwise.vectorize.search import first_hit
 from torchwise.vectorize.space import Level, Unwalkable, Walker
@@ -107,10 +107,7 @@ class _Base:
         self.scope_node = proof.scope_node(scope)
 
     def torch(self) -> str:
-        aliases = list(self.scope.aliases_of("torch"))
-        if not aliases:
-            raise Refuse("torch is not imported")
-        return "torch" if "torch" in aliases else aliases[0]
+        return torch_name(self.scope, Refuse)
 
     def space_for(self, target: ast.expr, iterable: ast.expr, scope) -> tuple:
         """(the loop's level, its kind: "range" | "tensor" | "list")."""

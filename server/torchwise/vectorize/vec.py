@@ -190,31 +190,6 @@ def _reduced_count(whole_dims: dict, rank: int) -> int:
     return 0
 
 
-class _FactsOnly:
-    """A bare value standing in for a Vec where only facts are wanted."""
-
-    def __init__(self, value):
-        self.elem = value
-        self.whole = value
-        self.batched = False
-        self.python = False
-
-
-def _unbind(op, values: dict, is_method: bool, positional: int):
-    params = list(op.signature.params)
-    if is_method:
-        params = params[1:]
-    args, kwargs = [], {}
-    for index, param in enumerate(params):
-        if param.name not in values:
-            continue
-        if index < positional and not param.kw_only:
-            args.append(values[param.name])
-        else:
-            kwargs[param.name] = values[param.name]
-    return args, kwargs
-
-
 def _same_promotion(operands: list) -> bool:
     """Type promotion gives the same dtype per element and vectorized *whatever the dtypes are*: it depends on
     the dtypes and on which priority group each operand is in (dim tensors, 0-d tensors, numbers); vectorized,
