@@ -366,16 +366,8 @@ class Calling:
             names = names[1:]
         else:
             head = func_text
-        parts = []
         given_kwargs = {k.arg for k in node.keywords} if isinstance(node, ast.Call) else set()
-        for index, name in enumerate(names):
-            if name not in texts:
-                continue
-            if index < positional and name not in given_kwargs:
-                parts.append(texts[name])
-            else:
-                parts.append(f"{name}={texts[name]}")
-        return f"{head}({', '.join(parts)})"
+        return _call_text(head, names, texts, positional, given_kwargs)
 
     def _positional(self, node, receiver) -> int:
         return len(node.args) if isinstance(node, ast.Call) else 0
@@ -609,15 +601,7 @@ class Calling:
             names = names[1:]
         else:
             head = func_text
-        parts = []
-        for index, name in enumerate(names):
-            if name not in texts:
-                continue
-            if index < positional and name not in given_kwargs:
-                parts.append(texts[name])
-            else:
-                parts.append(f"{name}={texts[name]}")
-        return f"{head}({', '.join(parts)})"
+        return _call_text(head, names, texts, positional, given_kwargs)
 
     def _facts_named(self, node, op, is_method: bool, values: dict, qualname, name):
         args, kwargs = [], {}
@@ -1057,6 +1041,13 @@ def _returns_new(function: ast.FunctionDef) -> bool:
     if isinstance(value, (ast.Subscript, ast.Attribute)):
         return False
     return isinstance(value, (ast.BinOp, ast.UnaryOp, ast.Call, ast.Compare))
+
+
+def _call_text(head: str, names: list, texts: dict, positional: int, given_kwargs: set) -> str:
+    """``head(a, b, dim=1)``: the first ``positional`` arguments as written by position, the rest by keyword."""
+    parts = [texts[name] if index < positional and name not in given_kwargs else f"{name}={texts[name]}"
+             for index, name in enumerate(names) if name in texts]
+    return f"{head}({', '.join(parts)})"
 
 
 class _FactsOnly:

@@ -501,19 +501,7 @@ class Emitter:
             raise Refuse("two elements may write the same slot, and the loop keeps the last")
         if plan["ragged"] is not None:
             raise Refuse("a gathered store into a ragged slice")
-        texts = list(plan["texts"])
-        for k, dim, c1, c0, position in walks:
-            texts[position] = b._walk_indices(("walk", k, c1, c0))
-        for position, gathered, dim in plan["gathers"]:
-            if gathered.deps != frozenset({0}):
-                raise Refuse("a store index that does not follow the loop")
-            if gathered.is_tensor:
-                if not (gathered.rank == 0 and gathered.dtype is not None and is_integral(gathered.dtype)
-                        and gathered.dtype is not DType.uint8):
-                    raise Refuse("a store index that is not one integer per element")
-            elif not (gathered.python and gathered.elem.kind == "int"):
-                raise Refuse("a store index that is not one integer per element")
-            texts[position] = gathered.text
+        texts = _index_texts(b, plan, walks, "store")
         if any(t is None for t in texts):
             raise Refuse("a store index not understood")
         # advanced indices must be adjacent (with ints between them counting as advanced too)
@@ -947,19 +935,7 @@ class Emitter:
         if write.op not in ("+", "-"):
             raise Refuse("a scattered product")
         b = self.batcher
-        texts = list(plan["texts"])
-        for k, dim, c1, c0, position in plan["walks"]:
-            texts[position] = b._walk_indices(("walk", k, c1, c0))
-        for position, gathered, dim in plan["gathers"]:
-            if gathered.deps != frozenset({0}):
-                raise Refuse("a scatter index that does not follow the loop")
-            if gathered.is_tensor:
-                if not (gathered.rank == 0 and gathered.dtype is not None and is_integral(gathered.dtype)
-                        and gathered.dtype is not DType.uint8):
-                    raise Refuse("a scatter index that is not one integer per element")
-            elif not (gathered.python and gathered.elem.kind == "int"):
-                raise Refuse("a scatter index that is not one integer per element")
-            texts[position] = gathered.text
+        texts = _index_texts(b, plan, plan["walks"], "scatter")
         if any(isinstance(item, slice) and item != slice(None) for _, item in plan["basics"]) or \
                 any(item is None for _, item in plan["basics"]):
             raise Refuse("a scatter with other indices")
@@ -1242,3 +1218,20 @@ def _short(text: str, limit: int = 70) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _index_texts(batcher, plan: dict, walks, what: str) -> list:
+    """The texts of a store's (or scatter's) indices on whole tensors: each walked index an ``arange``, each
+    gathered one the batched index itself, which must be one integer per element following the loop."""
+    texts = list(plan["texts"])
+    for k, dim, c1, c0, position in walks:
+        texts[position] = batcher._walk_indices(("walk", k, c1, c0))
+    for position, gathered, dim in plan["gathers"]:
+        if gathered.deps != frozenset({0}):
+            raise Refuse(f"a {what} index that does not follow the loop")
+        if gathered.is_tensor:
+            if not (gathered.rank == 0 and gathered.dtype is not None and is_integral(gathered.dtype)
+                    and gathered.dtype is not DType.uint8):
+                raise Refuse(f"a {what} index that is not one integer per element")
+        elif not (gathered.python and gathered.elem.kind == "int"):
+            raise Refuse(f"a {what} index that is not one integer per element")
+        texts[position] = gathered.text
+    return texts
