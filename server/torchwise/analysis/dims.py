@@ -64,11 +64,15 @@ class Sym:
     def subs(self, values: Mapping[str, "Dim"]) -> "Dim":
         """Substitute symbols (by name) with dimensions; the others stay. A quotient (``C // n_head``) or a prefix
         length (``min(n, T)``) is computed again from its substituted operands."""
-        derived = {name: _derived(name, values) for name in self.symbols
-                   if name not in values and (name in _QUOTIENTS or name in _MINIMA)}
-        derived = {name: d for name, d in derived.items() if d is not None and d != Sym.var(name)}
-        if derived:
-            values = {**values, **derived}
+        derived = None  # (no allocation in the common case: subs runs for every symbolic size)
+        for name in self.symbols:
+            if name not in values and (name in _QUOTIENTS or name in _MINIMA):
+                value = _derived(name, values)
+                if value is not None and value != Sym.var(name):
+                    derived = derived or dict(values)
+                    derived[name] = value
+        if derived is not None:
+            values = derived
         if all(type(values[n]) is int for n in self.symbols if n in values):  # the common, fast case
             terms: Dict[Monomial, int] = {}
             for mono, coeff in self._terms:

@@ -309,13 +309,17 @@ class Inference:
         # Fields a config class of this file declares as ints (`n_embd: int = 768`): `config.n_embd` is one.
         self.int_fields = frozenset(name for info in self.classes.values() for name, _ in info.dataclass_fields or ()
                                     if _annotated_int(info.node, name))
-        self._int_names, attributes = _int_uses(self.index, self._int_cache)
+        self._int_names, attributes, built_as_arguments = _int_uses(self.index, self._int_cache)
         self.int_fields |= attributes
         self._int_cache = {stmt: self._int_cache[stmt] for stmt, _, _ in self.index.top_level}
         # An nn.Module subclass, directly or through this file's own base classes (`class Block(MyModule)`).
         for info in self.classes.values():
             info.is_module = self._subclasses_module(info.node, module_scope, set())
-        self._escaped_modules(module_scope)
+        # A module of this file built as another call's argument is called by code the call graph cannot follow
+        # (`self.fn(x)`): the calls it sees are not all its calls, so its methods take no facts from them.
+        for name in built_as_arguments & self.classes.keys():
+            for method in self.classes[name].method_infos.values():
+                method.opaque = True
         for name, info in self.classes.items():
             info.constructed_unseen = bool(self.index.name_loads.get(name)) or any(
                 not self._built_where_seen(scope) for _, scope in self.index.calls_by_name.get(name, ()))
@@ -538,24 +542,6 @@ class Inference:
         if any(not _same(first, other) for other in info.constructions[1:]) or _mentions_symbols(first):
             return None
         return InstanceValue(info.node.name, first)
-
-    def _escaped_modules(self, module_scope: Scope) -> None:
-        """A module of this file built as another call's argument (``PreNorm(dim, Attention(...))``) is called by
-        code the call graph cannot follow (``self.fn(x)``): the calls it sees are not all its calls, so its
-        methods take no facts from them. An ``nn.Sequential`` / ``ModuleList`` / ``ModuleDict`` only holds it."""
-        for node, scope in self.index.nodes:
-            if node.__class__ is not ast.Call or not (node.args or node.keywords):
-                continue
-            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-            for arg in (*node.args, *(k.value for k in node.keywords)):
-                inner = arg.value if isinstance(arg, ast.Starred) else arg
-                built = inner.elts if isinstance(inner, (ast.List, ast.Tuple)) and callee not in _CONTAINERS \
-                    else [inner] if callee not in _CONTAINERS else []
-                for item in built:
-                    if isinstance(item, ast.Call) and isinstance(item.func, ast.Name) \
-                            and scope.owner_of(item.func.id) is module_scope and item.func.id in self.classes:
-                        for method in self.classes[item.func.id].method_infos.values():
-                            method.opaque = True
 
     def _note_call(self, info: FunctionInfo, starred: bool, args: list, kwargs: dict) -> None:
         """A direct call of one of this file's functions: its arguments may become its parameters' facts. A call
@@ -1914,10 +1900,13 @@ _SIZE_TUPLE_FACTORIES = _INT_SIZE_FACTORIES | {"torch.full"}
 def _int_uses(index: ModuleIndex, cache: dict) -> tuple:
     """Where names are used as ints only (``nn.Linear(dim, hidden)``, ``x.view(B, T, n_head, -1)``, ``range(n)``):
     per function, those names; for the whole file, the attribute names so used (``config.n_embd``). Such a name
-    is an int wherever it holds one value, so `torch.zeros(n_embd)` is a 1-d tensor, not a shape by name.
-    ``cache``: each top-level statement's share, kept between analyses (a reused statement is the same node)."""
+    is an int wherever it holds one value, so `torch.zeros(n_embd)` is a 1-d tensor, not a shape by name. Also,
+    read in the same walk, the module-level names called to build another call's argument (a module built that
+    way escapes the call graph). ``cache``: each top-level statement's share, kept between analyses (a reused
+    statement is the same node)."""
     names: dict = {}
     attributes: set = set()
+    built: set = set()
     for stmt, start, end in index.top_level:
         found = cache.get(stmt)
         if found is None:
@@ -1925,21 +1914,23 @@ def _int_uses(index: ModuleIndex, cache: dict) -> tuple:
         for function, used in found[0].items():
             names.setdefault(function, set()).update(used)
         attributes |= found[1]
-    return names, frozenset(attributes)
+        built |= found[2]
+    return names, frozenset(attributes), frozenset(built)
 
 
 def _int_uses_in(nodes) -> tuple:
     names: dict = {}
     attributes: set = set()
+    built: set = set()
     for node, scope in nodes:
         if node.__class__ is not ast.Call:
             continue
         func = node.func
-        count = 0
+        count, qualname = 0, None
         if isinstance(func, ast.Name) and func.id == "range" and scope.owner_of("range") is None:
             count = len(node.args)
-        elif isinstance(func, ast.Attribute) and func.attr in _INT_SIZE_METHODS and len(node.args) >= 2:
-            count = len(node.args)
+        elif isinstance(func, ast.Attribute) and func.attr in _INT_SIZE_METHODS:
+            count = len(node.args) if len(node.args) >= 2 else 0
         else:
             qualname = scope.qualname(func)
             count = _INT_ARGUMENTS.get(qualname, 0) or (len(node.args) if qualname in _INT_SIZE_FACTORIES
@@ -1947,7 +1938,7 @@ def _int_uses_in(nodes) -> tuple:
         sized = list(node.args[:count])
         if node.args and isinstance(node.args[0], (ast.Tuple, ast.List)) and (
                 isinstance(func, ast.Attribute) and func.attr in _INT_SIZE_METHODS
-                or scope.qualname(func) in _SIZE_TUPLE_FACTORIES):
+                or qualname in _SIZE_TUPLE_FACTORIES):
             sized += node.args[0].elts  # `torch.full((dim,), 0.1)`, `x.view((B, -1))`: each a size
         for arg in sized:
             for part in _size_leaves(arg):  # `3 * config.n_embd`, `dim_head * heads`: the sizes in it
@@ -1955,7 +1946,16 @@ def _int_uses_in(nodes) -> tuple:
                     names.setdefault(_function_node(scope), set()).add(part.id)
                 else:
                     attributes.add(part.attr)
-    return names, attributes
+        callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if callee not in _CONTAINERS:  # `PreNorm(dim, Attention(...))`; a Sequential only holds its modules
+            for arg in (*node.args, *(k.value for k in node.keywords)):
+                inner = arg.value if isinstance(arg, ast.Starred) else arg
+                for item in inner.elts if isinstance(inner, (ast.List, ast.Tuple)) else (inner,):
+                    if isinstance(item, ast.Call) and isinstance(item.func, ast.Name):
+                        owner = scope.owner_of(item.func.id)
+                        if owner is not None and owner.parent is None:
+                            built.add(item.func.id)
+    return names, attributes, built
 
 
 def _size_leaves(node: ast.expr) -> list:
