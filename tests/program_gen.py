@@ -560,6 +560,8 @@ class Generator:
     def ex_reduce(self, env):
         x = self.pick(env)
         t = env[x]
+        if t.dim() >= 1 and self.c.chance(15):
+            return self._selection(x, t)
         fn = self.c.choice(["sum", "mean", "amax", "max", "argmax", "all", "any", "min", "prod", "amin", "argmin"])
         args = []
         if fn in ("max", "min") and self.c.chance(15):  # with a tensor: element-wise, broadcast and promoted
@@ -582,6 +584,25 @@ class Generator:
             if style == "index":
                 return f"{call}[{self.c.choice(['0', '1'])}]", f"reduce {fn}(dim)", 1
         return call, f"reduce {fn}", 1
+
+    def _selection(self, x: str, t):
+        """The ops returning a (values, indices) named tuple, read whole, unpacked, by index or by field."""
+        fn = self.c.choice(["topk", "kthvalue", "sort", "max", "median"])
+        d = self.other_dim(t)
+        size = t.shape[d] if -t.dim() <= d < t.dim() else 1
+        args = [f"dim={d}" if self.c.chance(50) else str(d)]
+        if fn in ("topk", "kthvalue"):
+            low = 0 if fn == "topk" else 1
+            k = self.c.integer(low, max(size, low)) if not self.bad(15) else size + 1
+            args = [str(k)] + ([f"dim={d}"] if self.c.chance(70) else [])
+        if fn in ("kthvalue", "max", "median") and self.c.chance(30):
+            args.append(f"keepdim={self.c.choice(['True', 'False'])}")
+        call = f"{x}.{fn}({', '.join(args)})" if self.c.chance(70) else f"torch.{fn}({', '.join([x] + args)})"
+        style = self.c.choice(["unpack", "index", "values", "indices"])
+        if style == "unpack":
+            return call, f"select {fn}", 2
+        suffix = f"[{self.c.choice(['0', '1'])}]" if style == "index" else f".{style}"
+        return call + suffix, f"select {fn}", 1
 
     def ex_view(self, env):
         x = self.pick(env)
@@ -651,7 +672,10 @@ class Generator:
         r = t.dim()
         s0 = t.shape[0] if r else 1
         i = self.c.integer(-s0, s0 - 1) if s0 and not self.bad(15) else s0
-        form = self.c.choice(["int", "col", "step", "none", "ellipsis", "range", "mask", "last", "pair"])
+        form = self.c.choice(["int", "col", "step", "none", "ellipsis", "range", "mask", "last", "pair", "gather",
+                              "gather"])
+        if form == "gather":
+            return self._gather(x, t)
         if form == "int":
             return f"{x}[{i}]", "index [i]", 1
         if form == "col":
@@ -674,6 +698,29 @@ class Generator:
         if mask is None or self.c.chance(40):
             mask = f"({x} > 0)" if not self.bad(10) else f"({self.pick(env)} > 0)"
         return f"{x}[{mask}]", "index [mask]", 1
+
+    def _gather(self, x: str, t):
+        """Integer tensors (and lists) as indices: one, two of them apart or adjacent, with slices and ints."""
+        def ids(dim: int) -> str:
+            size = t.shape[dim] if dim < t.dim() else 1
+            if self.c.chance(20):  # a list: its ints are in the text, so out of bounds now and then
+                top = size if not self.bad(10) else size + 3
+                return f"[{', '.join(str(self.c.integer(0, max(top - 1, 0))) for _ in range(self.c.integer(1, 3)))}]"
+            # a tensor: in bounds (its values are data, which the engine does not see), but any index of an
+            # empty dim is out of bounds
+            shape = ", ".join(str(self.c.integer(1, 3)) for _ in range(self.c.integer(0, 2)))
+            return f"torch.randint(0, {max(size, 1)}, ({shape}{',' if shape.count(',') == 0 and shape else ''}))"
+        r = t.dim()
+        form = self.c.choice(["one", "rows-cols", "apart", "after-slice", "after-int"])
+        if form == "one" or r < 2:
+            return f"{x}[{ids(0)}]", "index [ids]", 1
+        if form == "rows-cols":
+            return f"{x}[{ids(0)}, {ids(1)}]", "index [ids, ids]", 1
+        if form == "apart" and r >= 3:
+            return f"{x}[{ids(0)}, :, {ids(2)}]", "index [ids, :, ids]", 1
+        if form == "after-int" and r >= 3:
+            return f"{x}[0, :, {ids(2)}]", "index [i, :, ids]", 1
+        return f"{x}[:, {ids(1)}]", "index [:, ids]", 1
 
     def ex_cat(self, env):
         x = self.pick(env)

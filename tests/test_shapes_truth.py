@@ -413,7 +413,7 @@ def index(g):
     shape = g.shape()
     items, real_items, pos = [], [], 0
     for _ in range(g.int(0, 5)):
-        kind = g.pick(["int", "int", "slice", "slice", "none", "ellipsis", "mask"])
+        kind = g.pick(["int", "int", "slice", "slice", "none", "ellipsis", "mask", "gather", "gather", "take"])
         if kind == "int":
             i = g.int(-6, 5)
             items.append(i)
@@ -431,6 +431,22 @@ def index(g):
         elif kind == "ellipsis":
             items.append(Ellipsis)
             real_items.append(Ellipsis)
+        elif kind in ("gather", "take"):
+            size = shape[pos] if pos < len(shape) else 1
+            top = size if g.int(0, 9) else size + 2  # now and then out of bounds
+            if kind == "take":
+                positions = tuple(g.int(-top, max(top - 1, 0)) for _ in range(g.int(1, 3)))
+                items.append(S.Take(positions))
+                real_items.append(list(positions))
+            else:
+                # in bounds (an index tensor's values are data, which the shapes do not see), except on an
+                # empty dim, where any index is out of bounds
+                ishape = tuple(g.size() if g.int(0, 3) else 1 for _ in range(g.int(0, 2)))
+                items.append(S.Gather(ishape))
+                # in bounds of any non-empty dim: an earlier `...` moves which dim this one indexes
+                low = min([d for d in shape if d > 0], default=1)
+                real_items.append(torch.randint(0, low, ishape))
+            pos += 1
         else:
             rank = g.int(1, 2)
             mshape = list(shape[pos:pos + rank]) + [g.size()] * max(0, rank - len(shape[pos:]))
@@ -441,8 +457,12 @@ def index(g):
             pos += rank
 
     def ours(s):
-        return S.index(s(shape), [S.Mask(s(it.shape)) if isinstance(it, S.Mask) else it for it in items])
-    unknown = sum(it is Ellipsis for it in items) > 1 or sum(isinstance(it, S.Mask) for it in items) > 1
+        return S.index(s(shape), [S.Mask(s(it.shape)) if isinstance(it, S.Mask) else
+                                  S.Gather(s(it.shape)) if isinstance(it, S.Gather) and it.shape else
+                                  Sym.fresh("i") if isinstance(it, S.Gather) else it for it in items])
+    masks = sum(isinstance(it, S.Mask) for it in items)
+    unknown = sum(it is Ellipsis for it in items) > 1 or masks > 1 or \
+        (masks and any(isinstance(it, (S.Gather, S.Take)) for it in items))
     return ours, (lambda: tensor(shape)[tuple(real_items)].shape), unknown, True
 
 

@@ -536,8 +536,9 @@ def diagonal_strides(shape: Shape, strides: MaybeStrides, offset: int = 0, dim1:
 def index_strides(shape: Shape, strides: MaybeStrides, items: Sequence[object]) -> MaybeStrides:
     """Basic indexing (PyTorch's applySlicing, item by item): an int selects (drops the dim), a
     slice keeps it with ``stride * step``, ``None`` unsqueezes, ``...`` skips. A boolean mask
-    copies (advanced indexing): unknown here."""
-    if S.index(shape, items) is None or strides is None or any(isinstance(it, S.Mask) for it in items):
+    or an integer index copies (advanced indexing): unknown here."""
+    if S.index(shape, items) is None or strides is None or any(isinstance(it, (S.Mask, S.Take, S.Gather))
+                                                               for it in items):
         return None
     consumed = sum(0 if it is None or it is Ellipsis else 1 for it in items)
     sizes: List[Dim] = list(shape)

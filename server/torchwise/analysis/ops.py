@@ -88,6 +88,9 @@ def attribute(inf, node: ast.Attribute, receiver):
         # `config.n_embd` of a config nobody passes facts to: a size named after it (if it is used as one),
         # an int where a config class of this file says so (`n_embd: int = 768`).
         return SymbolicValue(Sym.var(f"{next(iter(receiver.dim.symbols))}.{name}"), name in inf.int_fields)
+    if isinstance(receiver, SeqValue) and receiver.fields is not None and name in receiver.fields \
+            and receiver.items is not None:
+        return receiver.items[receiver.fields.index(name)]  # `x.max(dim=1).values`
     if isinstance(receiver, DeviceValue) and name == "type" and receiver.device:
         return ScalarValue("str", receiver.device.split(":")[0])
     return None
@@ -233,12 +236,18 @@ def index_items(inf, node: ast.Subscript):
                 items.append(value.value if value.value is not None else Sym.fresh("i"))
             elif isinstance(value, TensorValue) and value.dtype == DType.bool and value.shape is not None:
                 items.append(shapes.Mask(value.shape))
+            elif isinstance(value, TensorValue) and value.dtype in _INDEX_DTYPES and value.shape is not None:
+                # x[ids]; a 0-d index is an int (PyTorch selects with it: it takes no part in an advanced index)
+                items.append(shapes.Gather(value.shape) if value.shape else Sym.fresh("i"))
             elif isinstance(value, SeqValue) and value.kind == "list" and value.items \
                     and all(isinstance(int_of(i), int) and isinstance(i, ScalarValue) for i in value.items):
                 items.append(shapes.Take(tuple(int_of(i) for i in value.items)))  # x[:, [-1], :]
             else:
                 return None
     return items
+
+
+_INDEX_DTYPES = (DType.int64, DType.int32)
 
 
 def index_tensor(inf, node: ast.Subscript, tensor: TensorValue):
@@ -251,7 +260,7 @@ def index_tensor(inf, node: ast.Subscript, tensor: TensorValue):
         return None
     if shape is None:
         return None
-    basic = not any(isinstance(i, (shapes.Mask, shapes.Take)) for i in items)
+    basic = not any(isinstance(i, (shapes.Mask, shapes.Take, shapes.Gather)) for i in items)
     strides = layout.index_strides(tensor.shape, tensor.strides, items) if basic and tensor.strides else None
     return TensorValue(tensor.dtype, shape, tensor.device, strides if basic else None,
                        tensor.requires_grad, None if tensor.requires_grad is None else not tensor.requires_grad,
@@ -368,13 +377,14 @@ def inplace_binary(inf, stmt, current: TensorValue, operand_value):
     name = _ARITHMETIC.get(type(stmt.op))
     if name is None:
         return None
-    if operand_value is None or isinstance(operand_value, SymbolicValue):
-        # `x += self.pos_embedding` with the operand unknown: where the line runs, the result fit back into x.
-        if not inplace_fits(inf, current, ScalarValue("bool"), name):
-            return None  # x itself refuses in-place writes (a leaf that requires grad, expanded memory)
+    unknown = operand_value is None or isinstance(operand_value, SymbolicValue)
+    fits = inplace_fits(inf, current, ScalarValue("bool") if unknown else operand_value, name)
+    if fits is False:
+        return None  # PyTorch raises: a leaf that requires grad, expanded memory, a result that cannot be cast back
+    if unknown or fits is None:
+        # `x += self.pos_embedding` with the operand (or a dtype) unknown: where the line runs on, the result fit
+        # back into x, which keeps its dtype, shape and device.
         return current if current.requires_grad else current.with_(requires_grad=None, is_leaf=None, saved_by=None)
-    if not inplace_fits(inf, current, operand_value, name):
-        return None
     return inplace_result(inf, current, [operand_value])
 
 

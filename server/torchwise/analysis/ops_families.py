@@ -16,7 +16,7 @@ from torchwise.analysis.tensors import (
     _CLASH, Call, broadcast_values, constant, derived, elementwise, elementwise_dtype, int_of, output_strides,
     result_grad,
 )
-from torchwise.analysis.values import DtypeValue, ScalarValue, SeqValue, SymbolicValue, TensorValue
+from torchwise.analysis.values import VALUES_INDICES, DtypeValue, ScalarValue, SeqValue, SymbolicValue, TensorValue
 
 
 def apply(inf, op: Op, call: Call, receiver=None):
@@ -304,7 +304,7 @@ def reduction(inf, op: Op, bound: dict):
     if op.has("values_indices") and (_dims(bound.get("dim"), None) is not None or op.name == "mode"):
         indices = derived(inf, base, dtype=DType.int64, shape=out_shape, why="indices are int64").with_(
             requires_grad=False, is_leaf=True)
-        return SeqValue("tuple", (value, indices))
+        return SeqValue("tuple", (value, indices), fields=VALUES_INDICES)
     return value
 
 
@@ -364,7 +364,7 @@ def scan(inf, op: Op, bound: dict):
     if op.has("values_indices"):
         indices = derived(inf, x, dtype=DType.int64, why="indices are int64").with_(requires_grad=False,
                                                                                     is_leaf=True)
-        return SeqValue("tuple", (value, indices))
+        return SeqValue("tuple", (value, indices), fields=VALUES_INDICES)
     return value
 
 

@@ -13,10 +13,10 @@ from torchwise.analysis.legacy import LEGACY_CONSTRUCTORS
 from torchwise.analysis.ops_einops import sublist_as_equation
 from torchwise.analysis.tensors import (
     TENSOR_METHODS, TORCH_FUNCTIONS, Call, combine_devices, derived, device_arg, dims_of, dtype_arg, elementwise,
-    inplace_result, int_of, literal_data, make_tensor, matmul_values, normalize_device, same_device, size_of,
+    factory_dims, inplace_result, int_of, literal_data, make_tensor, matmul_values, normalize_device, same_device, size_of,
     size_value,
 )
-from torchwise.analysis.values import DtypeValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue, TensorValue
+from torchwise.analysis.values import VALUES_INDICES, DtypeValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue, TensorValue
 
 
 def shaped(fn, *args):
@@ -73,7 +73,7 @@ def _float_default(inf):
 @_register(TORCH_FUNCTIONS, "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn")
 def _sized_factory(inf, call: Call):
     size = call.kwargs.get("size")
-    shape = dims_of([size]) if size is not None else (dims_of(call.args) if not call.starred else None)
+    shape = factory_dims([size]) if size is not None else (factory_dims(call.args) if not call.starred else None)
     dtype, why = _dtype(inf, call, *_float_default(inf))
     if _callee(call) in ("rand", "randn") and dtype is not None and not (dtypes.is_floating(dtype)
                                                                         or dtypes.is_complex(dtype)):
@@ -88,7 +88,7 @@ def _callee(call: Call) -> str:
 
 @_register(TORCH_FUNCTIONS, "torch.full")
 def _full(inf, call: Call):
-    shape = dims_of([call.get(0, "size")]) if call.given(0, "size") else None
+    shape = factory_dims([call.get(0, "size")]) if call.given(0, "size") else None
     fill = call.get(1, "fill_value")
     default, why = None, None
     if isinstance(fill, ScalarValue) and fill.kind in ("bool", "int", "float", "complex"):
@@ -108,7 +108,7 @@ def _randint(inf, call: Call):
     if size is None:
         positional = [a for a in call.args]
         size = positional[-1] if len(positional) in (2, 3) else None
-    shape = dims_of([size]) if size is not None else None
+    shape = factory_dims([size]) if size is not None else None
     dtype, why = _dtype(inf, call, DType.int64, "randint makes int64 unless dtype= says otherwise")
     return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
 
@@ -286,7 +286,7 @@ for _name in ("zeros_like", "ones_like", "empty_like", "rand_like", "randn_like"
 
 
 def _new_factory(inf, receiver: TensorValue, call: Call):
-    shape = dims_of(call.args) if not call.starred and call.args else dims_of([call.kwargs.get("size")]) \
+    shape = factory_dims(call.args) if not call.starred and call.args else factory_dims([call.kwargs.get("size")]) \
         if "size" in call.kwargs else None
     dtype, why = _dtype(inf, call, receiver.dtype, receiver.why)
     return make_tensor(inf, dtype, shape, _device(inf, call, default=receiver.device), _requires_grad(call), why,
@@ -299,7 +299,7 @@ for _name in ("new_zeros", "new_ones", "new_empty"):
 
 @_register(TENSOR_METHODS, "new_full")
 def _new_full(inf, receiver, call: Call):
-    shape = dims_of([call.get(0, "size")])
+    shape = factory_dims([call.get(0, "size")])
     dtype, why = _dtype(inf, call, receiver.dtype, receiver.why)
     return make_tensor(inf, dtype, shape, _device(inf, call, default=receiver.device), _requires_grad(call), why)
 
@@ -902,13 +902,67 @@ def _pieces(kind):
             return None
         if parts is None:
             return SeqValue("tuple")
-        return SeqValue("tuple", tuple(_with_layout(inf, receiver, p, None) for p in parts))
+        strides = receiver.strides  # the pieces are narrowed views: the same strides (less the dim, unbound)
+        if strides is not None and kind == "unbind":
+            d = shapes.wrap_dim(dim, len(strides))
+            strides = strides[:d] + strides[d + 1:]
+        return SeqValue("tuple", tuple(_with_layout(inf, receiver, p, strides) for p in parts))
     return split
 
 
 TENSOR_METHODS["split"] = _pieces("split")
 TENSOR_METHODS["chunk"] = _pieces("chunk")
 TENSOR_METHODS["unbind"] = _pieces("unbind")
+
+
+def _values_indices(inf, receiver: TensorValue, shape) -> SeqValue:
+    """The ``(values, indices)`` named tuple of topk / kthvalue: values as the input, indices int64."""
+    values = derived(inf, receiver, shape=shape, why=receiver.why)
+    indices = derived(inf, receiver, dtype=DType.int64, shape=shape, why="indices are int64").with_(
+        requires_grad=False, is_leaf=True)
+    return SeqValue("tuple", (values, indices), fields=VALUES_INDICES)
+
+
+def _picked_dim(receiver: TensorValue, call: Call, position: int) -> Optional[int]:
+    """The dim= of topk / kthvalue (default -1) wrapped into range; None when unknown or out of range."""
+    dim = int_of(call.get(position, "dim")) if call.given(position, "dim") else -1
+    if not isinstance(dim, int) or receiver.shape is None or not receiver.shape:
+        return None
+    try:
+        return shapes.wrap_dim(dim, len(receiver.shape))
+    except shapes.ShapeError:
+        return None
+
+
+def _orderable(receiver: TensorValue) -> bool:
+    return receiver.dtype is None or not (receiver.dtype == DType.bool or dtypes.is_complex(receiver.dtype))
+
+
+@_register(TENSOR_METHODS, "topk")
+def _topk(inf, receiver: TensorValue, call: Call):
+    """``x.topk(k, dim=-1)``: the k largest (or smallest) along dim; k must fit in that dim."""
+    k, d = int_of(call.get(0, "k")), _picked_dim(receiver, call, 1)
+    if k is None or d is None or not _orderable(receiver):
+        return None
+    size = receiver.shape[d]
+    if isinstance(k, int) and (k < 0 or isinstance(size, int) and k > size):
+        return None  # selected index k out of range
+    return _values_indices(inf, receiver, receiver.shape[:d] + (k,) + receiver.shape[d + 1:])
+
+
+@_register(TENSOR_METHODS, "kthvalue")
+def _kthvalue(inf, receiver: TensorValue, call: Call):
+    """``x.kthvalue(k, dim=-1, keepdim=False)``: the k-th smallest along dim (1 <= k <= that size)."""
+    k, d = int_of(call.get(0, "k")), _picked_dim(receiver, call, 1)
+    keepdim = call.get(2, "keepdim") if call.given(2, "keepdim") else ScalarValue("bool", False)
+    if k is None or d is None or not _orderable(receiver) or not (
+            isinstance(keepdim, ScalarValue) and keepdim.kind == "bool" and keepdim.value is not None):
+        return None
+    size = receiver.shape[d]
+    if isinstance(k, int) and (k < 1 or isinstance(size, int) and k > size):
+        return None  # kthvalue(): selected number k out of range
+    shape = receiver.shape[:d] + ((1,) if keepdim.value else ()) + receiver.shape[d + 1:]
+    return _values_indices(inf, receiver, shape)
 
 
 # -- legacy constructors: what they build (TW101/TW102 say why not to) ---------------------------------------------------

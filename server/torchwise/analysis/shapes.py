@@ -663,30 +663,40 @@ def _slice_length(size: Dim, item: slice) -> Dim:
     return Sym.fresh("n")
 
 
-def index(shape: MaybeShape, items: Sequence[object]) -> MaybeShape:
-    """Basic indexing ``x[items]``: ints (or a Sym for an int of unknown value), slices, ``None``,
-    ``...`` and one boolean mask (:class:`Mask`: its dims become one dim of fresh length, in place).
+@dataclass(frozen=True)
+class Gather:
+    """An integer tensor used as an index (``x[ids]``, ``x[rows, cols]``) of this shape."""
+    shape: Shape
 
-    Unknown (None): two or more masks (their counts must broadcast: data), two or more ``...``
-    (PyTorch then skips dims once per ellipsis, past the end).
+
+def index(shape: MaybeShape, items: Sequence[object]) -> MaybeShape:
+    """``x[items]``: ints (or a Sym for an int of unknown value), slices, ``None``, ``...``, one boolean mask
+    (:class:`Mask`: its dims become one dim of fresh length, in place), integer tensors (:class:`Gather`) and
+    lists of ints (:class:`Take`).
+
+    PyTorch applies ints, slices and ``None`` first (an int is a ``select``: unlike NumPy it takes no part in
+    the advanced index), then the advanced indices: their shapes broadcast together into one block, in place
+    when they index adjacent dims, else in front.
+
+    Unknown (None): two or more masks, or a mask with other advanced indices (counts must broadcast: data),
+    two or more ``...`` (PyTorch then skips dims once per ellipsis, past the end).
     """
     if shape is None:
         return None
     items = tuple(items)
     masks = [it for it in items if isinstance(it, Mask)]
-    takes = [it for it in items if isinstance(it, Take)]
-    if sum(1 for it in items if it is Ellipsis) > 1 or len(masks) > 1 or \
+    advanced = [it for it in items if isinstance(it, (Take, Gather))]
+    if sum(1 for it in items if it is Ellipsis) > 1 or len(masks) > 1 or (masks and advanced) or \
             any(it.shape is None or not it.shape for it in masks):
         return None
-    if takes and (len(takes) > 1 or masks or any(type(it) is int or isinstance(it, Sym) for it in items)):
-        return None  # several advanced indices broadcast together, and may move to the front: not followed
     consumed = sum(len(it.shape) if isinstance(it, Mask) else
                    0 if it is None or it is Ellipsis else 1 for it in items)
     if consumed > len(shape):
         raise ShapeError(f"too many indices for tensor of dimension {len(shape)}",
                          rank=len(shape), indices=consumed)
-    out: List[Dim] = []
+    out: List[object] = []  # dims of the result, and (in place of advanced indices) the Gather of each
     pos = 0  # the next dim of `shape`
+    outside: Optional[ShapeError] = None  # an advanced index out of bounds: raised only if the result has elements
     for it in items:
         if it is Ellipsis:
             skip = len(shape) - consumed
@@ -705,13 +715,26 @@ def index(shape: MaybeShape, items: Sequence[object]) -> MaybeShape:
         elif isinstance(it, slice):
             out.append(_slice_length(shape[pos], it))
             pos += 1
+        elif isinstance(it, (Take, Gather)) and type(shape[pos]) is int and shape[pos] == 0:
+            # An empty dim has no index at all: PyTorch raises for any index with elements, at once.
+            ishape = (len(it.positions),) if isinstance(it, Take) else it.shape
+            if any(type(d) is int and d == 0 for d in ishape):
+                out.append(Gather(ishape))
+            elif all(type(d) is int for d in ishape):
+                raise ShapeError(f"index is out of bounds for dimension {pos} with size 0", dim=pos, size=0)
+            else:
+                return None
+            pos += 1
         elif isinstance(it, Take):
             size = shape[pos]
             for p in it.positions:
-                if type(size) is int and not -size <= p < size:
-                    raise ShapeError(f"index {p} is out of bounds for dimension {pos} with size {size}",
-                                     dim=pos, index=p, size=size)
-            out.append(len(it.positions))
+                if type(size) is int and not -size <= p < size and outside is None:
+                    outside = ShapeError(f"index {p} is out of bounds for dimension {pos} with size {size}",
+                                         dim=pos, index=p, size=size)
+            out.append(Gather((len(it.positions),)))
+            pos += 1
+        elif isinstance(it, Gather):
+            out.append(it)
             pos += 1
         elif type(it) is int:
             size = shape[pos]
@@ -720,10 +743,26 @@ def index(shape: MaybeShape, items: Sequence[object]) -> MaybeShape:
                                  dim=pos, index=it, size=size)
             pos += 1
         elif isinstance(it, Sym):
+            if type(shape[pos]) is int and shape[pos] == 0:  # whatever the int, an empty dim has no such index
+                raise ShapeError(f"index is out of bounds for dimension {pos} with size 0", dim=pos, size=0)
             pos += 1
         else:
             return None
-    return tuple(out) + tuple(shape[pos:])
+    out.extend(shape[pos:])
+    places = [i for i, d in enumerate(out) if isinstance(d, Gather)]
+    if not places:
+        return tuple(out)
+    block = broadcast(*(out[i].shape for i in places))  # raises for index shapes that do not broadcast
+    rest = [d for d in out if not isinstance(d, Gather)]
+    if places[-1] - places[0] + 1 == len(places):  # adjacent: the block stays where they are
+        result = (*rest[:places[0]], *block, *rest[places[0]:])
+    else:
+        result = (*block, *rest)
+    if outside is not None and not any(type(d) is int and d == 0 for d in result):
+        if all(type(d) is int for d in result):
+            raise outside  # PyTorch checks the indices while it fills the result: only when it has elements
+        return None
+    return result
 
 
 # -- einsum -------------------------------------------------------------------------------

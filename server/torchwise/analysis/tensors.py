@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from torchwise.analysis import dtypes, layout, shapes
+from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.values import DeviceValue, DtypeValue, ScalarValue, SeqValue, SymbolicValue, TensorValue
 
@@ -78,6 +79,20 @@ def dims_of(values) -> Optional[tuple]:
         return None if dim is None else (dim,)
     dims = tuple(int_of(v) for v in values)
     return None if any(d is None for d in dims) else dims
+
+
+def factory_dims(values) -> Optional[tuple]:
+    """The shape a factory makes from ``3, n`` or ``(3, n)``: like ``dims_of``, and where there are several sizes
+    a size not known is a size all the same (a fresh symbol): each must be an int of at least 0, or the factory
+    raises. One size not known may be a whole shape (``torch.zeros(shape)``): no rank then."""
+    dims = dims_of(values)
+    if dims is not None:
+        return dims
+    if len(values) == 1 and isinstance(values[0], SeqValue):
+        values = values[0].items
+    if values is None or len(values) < 2 or any(isinstance(v, SeqValue) for v in values):
+        return None
+    return tuple(Sym.fresh("n") if d is None else d for d in map(int_of, values))
 
 
 def dtype_arg(value) -> Optional[DType]:
@@ -328,8 +343,9 @@ def elementwise(inf, values, op="add", result_dtype=None):
                        None if grad is None else not grad, why, None)
 
 
-def inplace_fits(inf, current: TensorValue, operand_value, op: str) -> bool:
-    """Whether ``current <op>= operand`` can work: the result must fit back into ``current``."""
+def inplace_fits(inf, current: TensorValue, operand_value, op: str) -> Optional[bool]:
+    """Whether ``current <op>= operand`` can work: the result must fit back into ``current``. None: it cannot
+    be told (a dtype unknown); where the line runs on, it worked, so ``current`` keeps its dtype and shape."""
     if current.requires_grad and inf.grad_enabled is not False and (
             current.is_leaf or (current.memory or "").startswith("a view")):
         return False  # a leaf that requires grad (TW302), or a view that may be of one
@@ -338,11 +354,13 @@ def inplace_fits(inf, current: TensorValue, operand_value, op: str) -> bool:
             for stride, size in zip(current.strides, current.shape)):
         return False  # expanded memory: several elements share one location, PyTorch refuses to write
     if current.dtype is None:
-        return False  # cannot tell whether the result fits back: claim nothing
+        return None
     other = operand_value.dtype if isinstance(operand_value, TensorValue) else (
         dtypes.python_scalar_dtype(operand_value.kind) if isinstance(operand_value, ScalarValue)
         and operand_value.kind in dtypes.PYTHON_SCALAR_TYPES else None)
-    if other is None or dtypes.category(other) > dtypes.category(current.dtype):
+    if other is None:
+        return None
+    if dtypes.category(other) > dtypes.category(current.dtype):
         return False  # a higher category (int += float) cannot be cast back, whatever the shapes
     if op == "div" and not (dtypes.is_floating(current.dtype) or dtypes.is_complex(current.dtype)):
         return False  # true division of integers gives floats: `int_tensor /= 2` raises

@@ -52,6 +52,7 @@ class SeqValue:
     items: Optional[tuple] = None  # None: length unknown
     element: Any = None  # with items unknown: what every item is (a comprehension's element), when known
     length: Any = None  # with items unknown: the length (an int or a Sym), when known
+    fields: Optional[tuple] = None  # a named tuple's field names: ("values", "indices") of ``x.max(dim=1)``
 
     @property
     def each(self):
@@ -64,6 +65,9 @@ class SeqValue:
         for other in self.items[1:]:
             item = join(item, other)
         return item
+
+
+VALUES_INDICES = ("values", "indices")  # the fields of torch.return_types (max, sort, topk, ...)
 
 
 @dataclass(frozen=True)
