@@ -61,7 +61,8 @@ def _analyze(text: str, path: str, config: RuleConfig, rules: Sequence[Rule], pr
     if not active:
         return analysis
     dispatch = _Dispatch(active)
-    index = ModuleIndex(tree, wanted=dispatch.node_types)
+    index = ModuleIndex(tree, wanted=dispatch.node_types,
+                        previous=previous.facts.index if previous is not None and previous.facts is not None else None)
     facts = Inference(index, previous.facts if previous is not None else None).run()
     ctx = Context(source, index, facts)
     analysis.facts, analysis.checked = facts, frozenset(rule.code for rule in active)

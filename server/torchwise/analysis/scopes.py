@@ -151,23 +151,139 @@ class Scope:
 
 
 class ModuleIndex:
-    """Every scope of a module, and the nodes rules ask for, each with its scope."""
+    """Every scope of a module, and the nodes rules ask for, each with its scope.
 
-    def __init__(self, tree: ast.Module, wanted: tuple[type[ast.AST], ...] = (ast.Call,)):
-        self.module_scope = Scope(ScopeKind.MODULE, None, tree)
+    Put together from one :class:`_Part` per top-level statement. ``previous``, the index of the same document's
+    last analysis, lends the parts of the statements the incremental parse reused (the very same nodes) and its
+    module scope, whose bindings are made anew from the parts: only the statements an edit touched are walked
+    again (a 200k-line file took 1.4 s per edit to index anew). ``previous`` is left with this index's module
+    bindings, as the reused statements are left with this text's line numbers."""
+
+    def __init__(self, tree: ast.Module, wanted: tuple[type[ast.AST], ...] = (ast.Call,),
+                 previous: "ModuleIndex | None" = None):
+        reuse = previous is not None and previous.wanted == wanted
+        lent = previous._parts if reuse else {}
+        self.module_scope = module = previous.module_scope if reuse else Scope(ScopeKind.MODULE, None, tree)
+        old_tree, module.node = module.node, tree
         self.wanted = wanted
-        self._wanted_types = frozenset(wanted)
+        wanted_types = frozenset(wanted)
+        self._parts: dict[ast.stmt, _Part] = {stmt: lent.get(stmt) or _Part(stmt, module, wanted_types)
+                                              for stmt in tree.body}
+        # What changed: the parts of statements the edit touched, in and out. The tables that do not keep an
+        # order are the last index's, patched with those; the others are laid out again in statement order.
+        added = [part for stmt, part in self._parts.items() if lent.get(stmt) is not part]
+        dropped = [part for stmt, part in lent.items() if self._parts.get(stmt) is not part]
+        self.scope_of_node: dict[ast.AST, Scope] = _patched(previous.scope_of_node if reuse else {tree: module},
+                                                            dropped, added, "scopes")
+        self.scope_of_node.pop(old_tree, None)
+        self.scope_of_node[tree] = module
+        self.method_called_on: dict[ast.Call, str] = _patched(  # `f(x).float()`: the inner call -> "float"
+            previous.method_called_on if reuse else {}, dropped, added, "method_called_on")
+        self.name_loads: dict[str, int] = _counted(  # loads of a name anywhere, other than as a call's callee
+            previous.name_loads if reuse else {}, dropped, added)
         self.nodes: list[tuple[ast.AST, Scope]] = []
-        self.scope_of_node: dict[ast.AST, Scope] = {tree: self.module_scope}
-        self.name_loads: dict[str, int] = {}  # loads of a name anywhere, other than as a call's callee
+        self.top_level: list[tuple[ast.stmt, int, int]] = []  # each top-level statement, its slice of ``nodes``
         self.calls_by_name: dict[str, list] = {}  # `f(...)` calls by callee name, with their scope
         self.attribute_stores: list[tuple[Scope, str, str]] = []  # `base.attr = ...`: (scope, base, attr)
-        self.method_called_on: dict[ast.Call, str] = {}  # `f(x).float()`: the inner call -> "float"
-        self.top_level: list[tuple[ast.stmt, int, int]] = []  # each top-level statement, its slice of ``nodes``
-        for stmt in tree.body:
-            start = len(self.nodes)
-            self._visit(stmt, self.module_scope)
-            self.top_level.append((stmt, start, len(self.nodes)))
+        self._lay_out(previous if reuse else None, dropped, added)
+
+    def _lay_out(self, previous: "ModuleIndex | None", dropped: list, added: list) -> None:
+        """The tables in the module's order, in one pass over the statements: ``nodes`` (a run of reused
+        statements copied from the last index's at once) and ``top_level``; the module's bindings (names in
+        order of first binding); the calls by name (the names the edit touched laid out again, the others the
+        last index's lists); the stores."""
+        module = self.module_scope
+        module.bindings, module.global_names = {}, set()
+        module.qualnames, module._imported, module._import_memo = {}, None, None  # they read the bindings
+        old_nodes = previous.nodes if previous is not None else []
+        old_slices = {stmt: start for stmt, start, _ in previous.top_level} if previous is not None else {}
+        touched = {name for part in dropped + added for name in part.calls_by_name}
+        calls = self.calls_by_name
+        if previous is not None:
+            calls.update((name, found) for name, found in previous.calls_by_name.items() if name not in touched)
+        nodes, top_level, bindings, stores = self.nodes, self.top_level, module.bindings, self.attribute_stores
+        run_start = run_end = -1  # the run of the last index's nodes not copied yet
+        offset = 0
+        for stmt, part in self._parts.items():
+            count = len(part.nodes)
+            start = old_slices.get(stmt, -1)  # a statement of the last index: its part is lent
+            if start >= 0 and start == run_end:
+                run_end += count
+            else:
+                if run_end > run_start:
+                    nodes.extend(old_nodes[run_start:run_end])
+                if start >= 0:
+                    run_start, run_end = start, start + count
+                else:
+                    run_start = run_end = -1
+                    nodes.extend(part.nodes)
+            top_level.append((stmt, offset, offset + count))
+            offset += count
+            for name, found in part.bindings.items():
+                bindings.setdefault(name, []).extend(found)
+            if part.global_names:
+                module.global_names |= part.global_names
+            if part.attribute_stores:
+                stores.extend(part.attribute_stores)
+            if touched and not touched.isdisjoint(part.calls_by_name):
+                for name, found in part.calls_by_name.items():
+                    if name in touched:
+                        calls.setdefault(name, []).extend(found)
+        if run_end > run_start:
+            nodes.extend(old_nodes[run_start:run_end])
+
+
+def _patched(old: dict, dropped: list, added: list, table: str) -> dict:
+    """``old`` less the entries of the parts ``dropped``, plus those of the parts ``added``."""
+    new = dict(old)
+    for part in dropped:
+        for key, _ in _entries(getattr(part, table)):
+            new.pop(key, None)
+    for part in added:
+        new.update(getattr(part, table))
+    return new
+
+
+def _entries(table):
+    return table.items() if isinstance(table, dict) else table
+
+
+def _counted(old: dict, dropped: list, added: list) -> dict:
+    """Name counts: ``old`` less those of the parts ``dropped``, plus those of the parts ``added`` (no zeros)."""
+    new = dict(old)
+    for part in dropped:
+        for name, count in part.name_loads.items():
+            left = new[name] - count
+            if left:
+                new[name] = left
+            else:
+                del new[name]
+    for part in added:
+        for name, count in part.name_loads.items():
+            new[name] = new.get(name, 0) + count
+    return new
+
+
+class _Part:
+    """What one top-level statement adds to a module's index: its nodes, the scopes it opens, the bindings it
+    makes in the module scope, its name loads, calls and stores. Nothing in it depends on the other statements,
+    so it holds for as long as the statement is reused."""
+
+    def __init__(self, stmt: ast.stmt, module: Scope, wanted_types: frozenset):
+        self._wanted_types = wanted_types
+        self.nodes: list[tuple[ast.AST, Scope]] = []
+        self.scopes: list[tuple[ast.AST, Scope]] = []
+        self.name_loads: dict[str, int] = {}
+        self.calls_by_name: dict[str, list] = {}
+        self.attribute_stores: list[tuple[Scope, str, str]] = []
+        self.method_called_on: dict[ast.Call, str] = {}
+        # While the statement is walked, the module scope collects the bindings it makes there, and only those.
+        kept = module.bindings, module.global_names
+        module.bindings, module.global_names = self.bindings, self.global_names = {}, set()
+        try:
+            self._visit(stmt, module)
+        finally:
+            module.bindings, module.global_names = kept
 
     # -- bindings -----------------------------------------------------------------
     def _bind(self, scope: Scope, name: str, binding: Binding) -> None:
@@ -198,7 +314,7 @@ class ModuleIndex:
 
     def _new_scope(self, kind: ScopeKind, parent: Scope, node: ast.AST) -> Scope:
         scope = Scope(kind, parent, node)
-        self.scope_of_node[node] = scope
+        self.scopes.append((node, scope))
         return scope
 
     def _visit_arguments(self, args: ast.arguments, outer: Scope, inner: Scope, annotations: bool) -> None:
@@ -412,9 +528,9 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
 
 
 _SPECIAL = {cls: fn for cls, fn in (
-    (getattr(ast, name[len("_visit_"):], None), fn) for name, fn in vars(ModuleIndex).items()
+    (getattr(ast, name[len("_visit_"):], None), fn) for name, fn in vars(_Part).items()
     if name.startswith("_visit_") and name not in ("_visit_body", "_visit_all", "_visit_arguments",
                                                    "_visit_comprehension_scope"))
     if cls is not None}
 for _cls in _COMPREHENSIONS:
-    _SPECIAL[_cls] = ModuleIndex._visit_comprehension_scope
+    _SPECIAL[_cls] = _Part._visit_comprehension_scope
