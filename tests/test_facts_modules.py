@@ -137,6 +137,55 @@ a, b = torch.randn(2, 3), torch.randn(3)
 s = sum([a, b])
 t = sum([torch.ones(2, dtype=torch.bool), torch.ones(2, dtype=torch.bool)])
 """, ("s", "t")),
+    # vit-pytorch's PatchDropout: topk of a size known only at run time, its `.indices`, two index tensors that
+    # broadcast, and a forward whose two returns differ in one size (the rank stays).
+    "patch-dropout": ("""
+class PatchDropout(nn.Module):
+    def __init__(self, prob):
+        super().__init__()
+        self.prob = prob
+
+    def forward(self, x):
+        if not self.training or self.prob == 0.:
+            return x
+        b, n, _, device = *x.shape, x.device
+        batch_indices = torch.arange(b, device=device)[:, None]
+        num_patches_keep = max(1, int(n * (1 - self.prob)))
+        patch_indices_keep = torch.randn(b, n, device=device).topk(num_patches_keep, dim=-1).indices
+        return x[batch_indices, patch_indices_keep]
+
+y = PatchDropout(0.5)(torch.randn(2, 10, 8))
+top = torch.randn(4, 6).topk(3)
+values, indices = top.values, top[1]
+picked = torch.randn(4, 5, 6)[[0, 2], :, torch.tensor([1, 3])]
+""", ("y", "values", "indices", "picked")),
+    # A pitfall of vit-pytorch's PiT: the depthwise conv of a module built with `kernel_size=3` (an int or a tuple
+    # to the class itself, so no weights there): the instance's own arguments build it again.
+    "layers-built-with-the-instance-settings": ("""
+class DepthWiseConv2d(nn.Module):
+    def __init__(self, dim_in, dim_out, kernel_size, padding, stride, bias=True):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Conv2d(dim_in, dim_out, kernel_size=kernel_size, padding=padding, groups=dim_in, stride=stride,
+                      bias=bias),
+            nn.Conv2d(dim_out, dim_out, kernel_size=1, bias=bias))
+
+    def forward(self, x):
+        return self.net(x)
+
+y = DepthWiseConv2d(8, 16, kernel_size=3, stride=2, padding=1)(torch.randn(2, 8, 5, 5))
+""", ("y",)),
+    # `x += self.pos_embedding[:, :(n + 1)]` whose operand is partly known: in place, x keeps its facts; a factory
+    # with a size not known keeps its rank.
+    "in-place-add-of-a-partly-known-operand": ("""
+def run(x, count):
+    pos = torch.randn(1, count + 1, 8)
+    x += pos[:, :3]
+    return x
+
+y = run(torch.randn(2, 3, 8), 5)
+z = torch.zeros(2, int(torch.randint(1, 4, ()).item()), 4)
+""", ("y", "z")),
 }
 
 

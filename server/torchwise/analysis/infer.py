@@ -126,17 +126,19 @@ class Env:
     def copy(self) -> "Env":
         return Env(self.scope, dict(self.vars), self.self_class)
 
-    def joined(self, other: "Env", loop=None, made: Optional[set] = None) -> "Env":
+    def joined(self, other: "Env", loop=None, made: Optional[set] = None, branch=None) -> "Env":
         """What holds on both paths. At a loop's head (``loop``: the loop statement), a tensor whose sizes change
         from pass to pass keeps its rank: each changing size is a symbol of the loop's own, for that pass (the
-        names given one are added to ``made``)."""
+        names given one are added to ``made``). After an ``if`` (``branch``), a tensor of one rank on both paths
+        keeps it, each differing size a symbol of that statement's own."""
         mine_vars, their_vars = self.vars, other.vars
         merged = {}
         for k, a in mine_vars.items():
             b = their_vars.get(k)
             # The very same value on both paths (most names, most of the time) is its own join: no call. A
             # module-level `if` or loop joins every name of the module, so this is most of a script's cost.
-            merged[k] = a if a is b else join(a, b) if loop is None else _widened(a, b, (id(loop), k), made)
+            merged[k] = a if a is b else _widened(a, b, (id(loop), k), made) if loop is not None else \
+                _branches_joined(a, b, (id(branch), k)) if branch is not None else join(a, b)
         for k in their_vars.keys() - mine_vars.keys():
             merged[k] = None  # bound on one path only: unknown after
         merged.pop("<self>", None)
@@ -171,6 +173,7 @@ class Inference:
         self._loop_depth = 0  # loops around the statement being run (a name bound in a loop changes per pass)
         self._specializing = 0  # > 0 while a call is analysed with its arguments' facts (nothing is recorded)
         self._specialized: dict = {}  # (callee node, self, arguments) -> the call's value
+        self._built: dict = {}  # (class node, an instance's arguments) -> what its __init__ sets, run with them
         self._active: list = []  # the callee nodes being specialized (a recursive call gets nothing)
         self._specializations = 0  # how many were analysed: bounded per analysis
         self._bindings = _bindings_signature(index.module_scope)
@@ -214,6 +217,7 @@ class Inference:
         for info in self.classes.values():  # what each __init__ sets: every method reads it
             self._unit(info, float_default, None)
         self._specialized.clear()  # calls run before the attributes were known: their values knew less
+        self._built.clear()
         # Then every method and function, callers before callees: a callee's parameters take the facts of its
         # call sites, once all of them have been seen.
         self._callers_order = self._callers_first()
@@ -235,6 +239,7 @@ class Inference:
             # Module code that calls this file's functions gets their summaries on a second pass (and calls
             # analysed on the first, before any unit ran, are analysed again).
             self._specialized.clear()
+            self._built.clear()
             self._reset_defaults()
             self.module_env = Env(self.index.module_scope)
             self._exec_block(tree.body, self.module_env)
@@ -573,21 +578,61 @@ class Inference:
         return None if self._has_unseen_call_sites(info) else list(info.call_sites)
 
     def _analyse_class(self, info: ClassInfo, float_default) -> None:
-        methods = [s for s in info.node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        init = next((m for m in methods if m.name == "__init__"), None)
-        elsewhere = {attr for node, counts in self._stores_within.get(info.node, ()) if node is not init
-                     for attr in counts}
-        uses_setattr = info.node in self._setattr_within
+        init = info.init
         info.attrs = {}
         if init is not None:
             env = self._function_env(init, self.index.scope_of_node[init], info.node.name, float_default, None)
             self._exec_block(init.body, env)
-            counts = dict(self._self_stores.get(init, (None, {}))[1])
-            for name in _registered(init):  # self.register_buffer("mask", m): set, as by `self.mask = m`
-                counts[name] = counts.get(name, 0) + 1
-            if not uses_setattr:
-                info.attrs = {name: value for name, value in (env.vars.get("<self>") or {}).items()
-                              if counts.get(name) == 1 and name not in elsewhere}
+            info.attrs = self._set_once(info, env)
+
+    def _set_once(self, info: ClassInfo, env: Env) -> dict:
+        """The attributes ``__init__`` (run in ``env``) set once, and no other method sets: what every method reads."""
+        init = info.init
+        if info.node in self._setattr_within:
+            return {}
+        elsewhere = {attr for node, counts in self._stores_within.get(info.node, ()) if node is not init
+                     for attr in counts}
+        counts = dict(self._self_stores.get(init, (None, {}))[1])
+        for name in _registered(init):  # self.register_buffer("mask", m): set, as by `self.mask = m`
+            counts[name] = counts.get(name, 0) + 1
+        return {name: value for name, value in (env.vars.get("<self>") or {}).items()
+                if counts.get(name) == 1 and name not in elsewhere}
+
+    def _built_attributes(self, info: ClassInfo, instance: InstanceValue) -> Optional[dict]:
+        """What ``__init__`` sets when run with this instance's own arguments. A layer built from a setting the
+        class's own analysis cannot tell (``kernel_size``: an int or a tuple) has no weights there; built with
+        ``kernel_size=3`` it has them. Memoised, bounded; nothing is recorded for hover."""
+        bound = dict(instance.bindings)
+        if not info.init_params <= bound.keys() or any(v is None for v in bound.values()):
+            return None  # some arguments not known (`Block(**config)`): the class's own symbols tell more
+        key = (info.node, instance.bindings)
+        try:
+            if key in self._built:
+                return self._built[key]
+        except TypeError:
+            return None
+        if info.init is None or self._specializations >= _MAX_SPECIALIZATIONS or not _specializable(
+                info.init, self.index.scope_of_node[info.init]):
+            return None
+        self._specializations += 1
+        self._read("code", f"{info.node.name}.__init__")
+        self._built[key] = None  # an __init__ that builds its own class gets nothing
+        init = info.init
+        saved = (self.values, self.grad_not_on, self.default_float, self.default_float_why, self.default_device,
+                 self.grad_enabled, self._loop_depth, self._unit_class)
+        self.values, self.grad_not_on, self._loop_depth, self._unit_class = {}, set(), 0, None
+        self._specializing += 1
+        try:
+            env = self._function_env(init, self.index.scope_of_node[init], info.node.name, self.default_float,
+                                     [([], bound)])
+            self._exec_block(init.body, env)
+            built = self._set_once(info, env)
+        finally:
+            self._specializing -= 1
+            (self.values, self.grad_not_on, self.default_float, self.default_float_why, self.default_device,
+             self.grad_enabled, self._loop_depth, self._unit_class) = saved
+        self._built[key] = built
+        return built
 
     def _analyse_function(self, info: FunctionInfo, float_default, sites) -> None:
         env = self._function_env(info.node, info.scope, None, float_default, sites)
@@ -634,7 +679,7 @@ class Inference:
             return None
         result = returns[0]
         for value in returns[1:]:
-            result = join(result, value)
+            result = _branches_joined(result, value, (id(node), "return"))
         return result
 
     def _function_env(self, node, scope: Scope, class_name, float_default, sites, self_value=None) -> Env:
@@ -908,7 +953,8 @@ class Inference:
         elif ends_else and not ends_body:
             merged = body
         else:
-            merged = body.joined(orelse)
+            # Outside loops only: a symbol for "whichever branch ran" stands for one size per frame.
+            merged = body.joined(orelse, branch=stmt if self._loop_depth == 0 else None)
         env.vars = merged.vars
 
     def _narrow(self, test: ast.expr, env: Env, holds: bool) -> None:
@@ -1173,7 +1219,13 @@ class Inference:
         if value is None or instance.bindings is None:
             return value
         passed = self._passed_on(value, instance, info)
-        return passed if passed is not None else self._through(value, instance)
+        if passed is not None:
+            return passed
+        if isinstance(value, ModuleValue):  # layers: built again with the instance's settings, which tell more
+            built = self._built_attributes(info, instance)
+            if built is not None and built.get(name) is not None:
+                return built[name]
+        return self._through(value, instance)
 
     def _passed_on(self, value, instance: InstanceValue, info: ClassInfo):
         """``self.fn = fn`` (or ``self.n = config.n``): the attribute is the argument itself, whatever it is (a
@@ -1364,7 +1416,7 @@ class Inference:
         body, orelse = env.copy(), env.copy()
         self._narrow(node.test, body, True)
         self._narrow(node.test, orelse, False)
-        return _branches_joined(self.eval(node.body, body), self.eval(node.orelse, orelse), node)
+        return _branches_joined(self.eval(node.body, body), self.eval(node.orelse, orelse), id(node))
 
     def _named_expr(self, node: ast.NamedExpr, env: Env):
         value = self.eval(node.value, env)
@@ -1711,14 +1763,14 @@ def _widened(a, b, key, made: Optional[set] = None):
     return joined
 
 
-def _branches_joined(a, b, node):
-    """``join`` of an if-expression's branches: tensors of one rank keep it, each differing size a symbol of this
-    expression's own (one of the two sizes, whichever branch ran)."""
+def _branches_joined(a, b, key):
+    """``join`` of two branches (an if-expression's, an ``if``'s, a function's returns; ``key`` says which): tensors
+    of one rank keep it, each differing size a symbol of the branch point's own (the size of whichever ran)."""
     joined = join(a, b)
     if isinstance(joined, TensorValue) and joined.shape is None and isinstance(a, TensorValue) \
             and isinstance(b, TensorValue) and a.shape is not None and b.shape is not None \
             and len(a.shape) == len(b.shape):
-        return joined.with_(shape=tuple(x if x == y else Sym.var(f"n#{abs(hash((id(node), i))) % 10 ** 12}")
+        return joined.with_(shape=tuple(x if x == y else Sym.var(f"n#{abs(hash((key, i))) % 10 ** 12}")
                                         for i, (x, y) in enumerate(zip(a.shape, b.shape))))
     return joined
 

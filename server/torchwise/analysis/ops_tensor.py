@@ -942,8 +942,10 @@ def _orderable(receiver: TensorValue) -> bool:
 def _topk(inf, receiver: TensorValue, call: Call):
     """``x.topk(k, dim=-1)``: the k largest (or smallest) along dim; k must fit in that dim."""
     k, d = int_of(call.get(0, "k")), _picked_dim(receiver, call, 1)
-    if k is None or d is None or not _orderable(receiver):
+    if d is None or not _orderable(receiver):
         return None
+    if k is None:
+        k = Sym.fresh("k")  # any k that works is a size of the result (any other raises)
     size = receiver.shape[d]
     if isinstance(k, int) and (k < 0 or isinstance(size, int) and k > size):
         return None  # selected index k out of range
@@ -955,7 +957,7 @@ def _kthvalue(inf, receiver: TensorValue, call: Call):
     """``x.kthvalue(k, dim=-1, keepdim=False)``: the k-th smallest along dim (1 <= k <= that size)."""
     k, d = int_of(call.get(0, "k")), _picked_dim(receiver, call, 1)
     keepdim = call.get(2, "keepdim") if call.given(2, "keepdim") else ScalarValue("bool", False)
-    if k is None or d is None or not _orderable(receiver) or not (
+    if d is None or not _orderable(receiver) or not (
             isinstance(keepdim, ScalarValue) and keepdim.kind == "bool" and keepdim.value is not None):
         return None
     size = receiver.shape[d]

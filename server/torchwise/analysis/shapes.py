@@ -90,6 +90,9 @@ def broadcast_dims(a: Dim, b: Dim):
         return a
     if type(b) is int:
         return b
+    for size in (a, b):
+        if _is_one(size) is False:  # `4 * (dim // 4)` is never 1: the other must be 1 or this very size
+            return size
     # x + pos[:n] with x's size n: min(n, N) is n, or N < n and then N must be 1: the result is n either way.
     for size, other in ((a, b), (b, a)):
         if (minimum_operands(other) or (None,))[0] == size:

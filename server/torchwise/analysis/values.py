@@ -199,7 +199,8 @@ def join(a, b):
         return ScalarValue(a.kind)
     if isinstance(a, SeqValue) and a.kind == b.kind:
         if a.items is not None and b.items is not None and len(a.items) == len(b.items):
-            return SeqValue(a.kind, tuple(join(x, y) for x, y in zip(a.items, b.items)))
+            return SeqValue(a.kind, tuple(join(x, y) for x, y in zip(a.items, b.items)),
+                            fields=a.fields if a.fields == b.fields else None)
         return SeqValue(a.kind, element=_join_elements(a, b), length=a.length if a.length == b.length else None)
     if isinstance(a, ModuleValue) and a.kind == b.kind and a.params == b.params and a.config == b.config \
             and a.kind in ("Sequential", "ModuleList"):
@@ -240,7 +241,7 @@ def map_dims(value, f):
         return SymbolicValue(f(value.dim), value.is_int)
     if isinstance(value, SeqValue):
         return SeqValue(value.kind, None if value.items is None else tuple(map_dims(i, f) for i in value.items),
-                        map_dims(value.element, f), None if value.length is None else f(value.length))
+                        map_dims(value.element, f), None if value.length is None else f(value.length), value.fields)
     if isinstance(value, ModuleValue):
         def setting(v):
             return f(v) if isinstance(v, int) and not isinstance(v, bool) or type(v).__name__ == "Sym" else \
