@@ -321,3 +321,42 @@ def test_self_from_constructions_is_true(name):
         assert shape in claims.get(variable, set()), f"{variable}: expected {shape}, engine {claims.get(variable)}"
     if not expected:
         assert not claims.get("y"), f"one instance's sizes claimed for all: {claims.get('y')}"
+
+
+def _facts_of(source: str) -> dict:
+    analysis = analyze(HEADER + source, "case.py")
+    return {node.id: analysis.facts.values.get(node) for node in ast.walk(analysis.source.tree)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+
+
+def test_a_move_to_a_device_not_known_claims_no_device():
+    """``x.to(device)`` of a parameter may move x anywhere (or cast it): no device, no dtype claimed; the shape
+    stays. (A CPU run cannot show the difference, so it is checked here.)"""
+    facts = _facts_of("def f(x, device, other):\n    a = torch.randn(2, 3).to(device)\n"
+                      "    b = torch.randn(2, 3).to(other.device, dtype=torch.float16)\n"
+                      "    c = torch.randn(2, 3).to(device=device)\n    return a\n")
+    assert (facts["a"].shape, facts["a"].device, facts["a"].dtype) == ((2, 3), None, None)
+    assert (facts["b"].device, facts["b"].dtype.short) == (None, "float16")  # dtype= given: that one
+    assert (facts["c"].device, facts["c"].dtype.short) == (None, "float32")
+
+
+def test_a_demo_call_gives_ranks_only():
+    """Under ``if __name__ == "__main__":`` a model's call is a demo: importers pass other sizes, dtypes and
+    devices, so the forward learns the rank of its input and nothing else."""
+    facts = _facts_of("""
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y
+
+if __name__ == "__main__":
+    out = Net()(torch.randn(2, 5, 8))
+""")
+    y = facts["y"]
+    assert isinstance(y, TensorValue) and len(y.shape) == 3 and y.shape[-1] == 4
+    assert all(not isinstance(d, int) for d in y.shape[:2])  # the demo's 2 and 5 are not every call's
+    assert y.dtype.short == "float32"  # from the layer's weights: an input of another dtype raises

@@ -319,8 +319,14 @@ def _new_tensor(inf, receiver, call: Call):
 def _to(inf, receiver: TensorValue, call: Call):
     dtype, device = receiver.dtype, receiver.device
     why = receiver.why
-    for value in (*call.args, call.kwargs.get("dtype"), call.kwargs.get("device")):
+    given = [(value, "either") for value in call.args] + \
+        [(call.kwargs[name], name) for name in ("dtype", "device") if name in call.kwargs]
+    for value, role in given:
         if value is None or isinstance(value, SymbolicValue):
+            # given, but not known: `x.to(device)` of a parameter may move x anywhere (or cast it)
+            dtype = None if role in ("either", "dtype") else dtype
+            device = None if role in ("either", "device") else device
+            why = None if dtype is None else why
             continue
         if isinstance(value, TensorValue):
             dtype, device, why = value.dtype, value.device, "converted with .to(other)"
