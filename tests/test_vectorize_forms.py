@@ -246,6 +246,34 @@ def test_columns_and_diagonals(r):
 
 @MANY
 @given(st.randoms(use_true_random=False))
+def test_triangles(r):
+    """``if j > i + k: M[i, j] = c`` in two nested ``range`` loops: a triangle (``triu``/``tril`` of ones, not two
+    aranges compared); into fresh zeros, ``torch.full(...).triu_(k)``. Square and not, both orders of the
+    comparison, offsets, ranges not starting at 0, values per element, ints and bools; a third loop or a
+    comparison of an index with itself keeps the generic mask."""
+    n, m = r.choice([0, 1, 4]), r.choice([1, 3, 4])
+    dtype = r.choice(FLOATS + ["torch.int64", "torch.bool"])
+    op = r.choice(["<", "<=", ">", ">="])
+    offset = r.choice(["", "", " + 1", " - 2", " + 3"])
+    test = r.choice([f"j {op} i{offset}", f"i{offset} {op} j", f"j{offset} {op} i", f"i {op} j - 1"])
+    value = {"torch.bool": "True", "torch.int64": r.choice(["1", "-3"])}.get(dtype, r.choice(
+        ["float('-inf')", "1.0", "-2", "0.5"]))
+    if dtype != "torch.bool" and r.random() < 0.25:
+        value = r.choice(["A[i, j]", "A[i, j] * 2"])
+    start = r.choice(["", "", "1, "])
+    alloc = r.choice([f"torch.zeros({n}, {m}, dtype={dtype})", f"torch.zeros(({n}, {m}), dtype={dtype})",
+                      f"torch.ones({n}, {m}, dtype={dtype})"] + (
+        [f"torch.zeros({n}, {m})"] if dtype == "torch.float32" or dtype in FLOATS and value != "-2" else []))
+    lines = [seed(r), f"A = {tensor(r, (n, m), dtype if dtype != 'torch.bool' else 'torch.float32')}",
+             f"M = {alloc}", f"for i in range({start}{n}):", f"    for j in range({m}):", f"        if {test}:",
+             f"            M[i, j] = {value}"]
+    if r.random() < 0.15:
+        lines[-1:] = ["            for k in range(2):", f"                M[i, j] = {value}"]
+    counted("triangles", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
 def test_gathers(r):
     n, v, d = r.choice([0, 1, 6]), r.choice([1, 5]), r.choice([1, 3])
     index_dtype = r.choice(["torch.int64", "torch.int32", "torch.int64"])
@@ -454,6 +482,33 @@ def test_contractions(r):
     counted("contractions", program(lines), tolerance=1e-3 * max(1, k))
 
 
+COMPUTED_ONCE = [
+    ("cov = (X - mu).T @ (X - mu) / (X.shape[0] - 1)", ["diff = X - mu", "cov = diff.T @ diff / (X.shape[0] - 1)"]),
+    ("p = torch.where((x > 0)[:, None], h, 0).sum(1) / (x > 0).sum(1)",
+     ["mask = x > 0", "p = torch.where(mask[:, None], h, 0).sum(1) / mask.sum(1)"]),
+    # the statement's outermost in-place call runs after all its arguments
+    ("t.index_add_(0, torch.where(i < 0, i + 3, i), v[torch.where(i < 0, i + 3, i)])",
+     ["chosen = torch.where(i < 0, i + 3, i)", "t.index_add_(0, chosen, v[chosen])"]),
+    # not once: an in-place call between the two, a branch, random draws, the program's own code, sizes
+    ("y = x.add_(x.exp()).mul_(x.exp())", None),
+    ("y = x.exp() if c else x.exp() + 1", None),
+    ("y = torch.randn_like(x) + torch.randn_like(x)", None),
+    ("y = f(x) + f(x)", None),
+    ("y = x[:n - 1] + z[:n - 1]", None),
+    ("y = x[:x.shape[0] - 1] * x[:x.shape[0] - 1]", None),
+    ("y = torch.arange(n) * torch.arange(n)", None),
+]
+
+
+@pytest.mark.parametrize("line, once", COMPUTED_ONCE, ids=[str(i) for i in range(len(COMPUTED_ONCE))])
+def test_computed_once(line, once):
+    """A piece a rewrite writes twice is bound once where computing it once is the same (``shared``)."""
+    from torchwise.vectorize.shared import computed_once
+
+    tensors = {"X", "mu", "x", "h", "i", "t", "v", "z", "c"}
+    assert computed_once([line], "torch", lambda wanted: wanted, tensors.__contains__) == (once or [line])
+
+
 @MANY
 @given(st.randoms(use_true_random=False))
 def test_python_numbers(r):
@@ -463,7 +518,9 @@ def test_python_numbers(r):
              f"logits = {tensor(r, (n, 3), r.choice(FLOATS))}"]
     if dtype in FLOATS and n and r.random() < 0.4:
         lines.append(f"x[{r.randrange(n)}] = float('nan')")  # max(0.0, nan) is 0.0 in Python
-    form = r.randrange(5)
+    if dtype in FLOATS and n and r.random() < 0.3:
+        lines.append(f"x[{r.randrange(n)}] = float('{r.choice(['inf', '-inf'])}')")  # kept by clamp's NaN fix
+    form = r.randrange(6)
     if form == 0:
         lines += ["total = 0.0", "for v in x:", "    total += v.item()"]
     elif form == 1:
@@ -472,11 +529,19 @@ def test_python_numbers(r):
         lines += ["preds = [row.argmax().item() for row in logits]"]
     elif form == 3:
         lines += ["vals = [v.item() for v in x]"]
-    else:
+    elif form == 4:
         value = r.choice(['1 if v > 0 else 0', 'v.item()', 'max(0.0, v)', 'v * 2', 'min(v, 0.5)',
-                          'v if v < 1 else 1.0'])
+                          'v if v < 1 else 1.0', 'max(v, 0.0)', 'min(0.5, v)', 'v if v >= 0.0 else 0.0',
+                          '0.0 if v < 0.0 else v', '-1.5 if -1.5 > v else v', 'max(-1, v)', 'min(v, 2)'])
         lines += [f"out = torch.tensor([{value} "
                   f"for v in x{'.tolist()' if r.random() < 0.5 else ''}])"]
+    else:
+        # a clamp written as a choice, per tensor element: `clamp` where NaN is kept, and a NaN fix where it is not
+        bound = r.choice(["0", "2", "-1"] + (["0.0", "0.5", "-1.5"] if dtype in FLOATS else []))
+        value = r.choice([f"max({bound}, x[i])", f"max(x[i], {bound})", f"min({bound}, x[i])", f"min(x[i], {bound})",
+                          f"x[i] if x[i] > {bound} else {bound}", f"{bound} if x[i] > {bound} else x[i]",
+                          f"x[i] if {bound} >= x[i] else {bound}", f"x[i] if x[i] < {bound} else y[i]"])
+        lines += [f"out = torch.zeros({n}, dtype={dtype})", f"for i in range({n}):", f"    out[i] = {value}"]
     counted(".item() values and lists of numbers", program(lines), tolerance=1e-5 * max(1, n))
 
 

@@ -324,7 +324,8 @@ def test_reduction(r):
     form = r.randrange(4)
     if form == 0:
         text = r.choice(leaves) if r.random() < 0.4 else Expr(r, leaves, invariants(r, rank), rank).gen(1)[0]
-        step = f"    s += {text}" if r.random() < 0.6 else f"    s = s + {text}"
+        step = r.choice([f"    s += {text}", f"    s += {text}", f"    s = s + {text}", f"    s -= {text}",
+                         f"    s = s - {text}"])
         lines += [f"N = {n}", f"s = {init}", header, step]
     elif form == 1 and not element:
         lines += [f"N = {n}", f"s = {init}", header, "    s += x[i] * y[i]"]

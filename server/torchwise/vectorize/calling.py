@@ -268,7 +268,7 @@ class Calling:
                 [b, a], lambda t, p: (f"{wrap(t[0], p[0], COMPARE + 1)} {symbol} {wrap(t[1], p[1], COMPARE + 1)}",
                                       COMPARE),
                 lambda values: self.oracle.compare(_compare_node(symbol), values[0], values[1]), python_op=symbol)
-            return self.where(cond, b, a, python_choice=True)
+            return self.clamped(symbol, b, a, b, a, self.where(cond, b, a, python_choice=True))
         if name == "round" and len(args) == 1 and args[0].is_tensor:
             op = optable.method("round")
             return self.table_call(node, op, None, receiver=args[0], qualname=None, given=[])

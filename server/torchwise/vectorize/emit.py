@@ -26,10 +26,10 @@ from typing import Optional
 from torchwise.analysis import dims, layout
 from torchwise.analysis.dtypes import DType, is_floating, is_integral
 from torchwise.analysis.values import ScalarValue, TensorValue
-from torchwise.vectorize import proof, rewrite
+from torchwise.vectorize import proof, rewrite, shared
 from torchwise.vectorize.vec import Vec, _certain, _known, _shaped
 from torchwise.vectorize.body import Accumulate, Append, Body, InPlaceScan, Scatter, Store
-from torchwise.vectorize.expr import ATOM, TERM, Inherent, Refuse, wrap
+from torchwise.vectorize.expr import ATOM, TERM, UNARY, Inherent, Refuse, precedence_of, wrap
 
 _ALLOCATORS = frozenset({"torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_like",
                          "torch.zeros_like", "torch.ones_like", "torch.full_like"})
@@ -53,8 +53,9 @@ class Rewrite:
 
 
 class Emitter:
-    def __init__(self, matcher, loop: ast.For, batcher, body: Body, levels: list):
+    def __init__(self, matcher, loop: ast.For, batcher, body: Body, levels: list, fresh_name=None):
         self.m = matcher  # the loop matcher: ctx, scope, source, torch(), obligations
+        self.fresh_name = fresh_name or (lambda wanted: proof.fresh_name(matcher.ctx.tree, wanted))
         self.loop = loop
         self.batcher = batcher
         self.body = body
@@ -67,6 +68,7 @@ class Emitter:
         self.codes: list = []
         self.summary: list = []
         self.empty_differs = False
+        self._tensor_names: Optional[set] = None
 
     def torch(self) -> str:
         return self.batcher.torch
@@ -96,7 +98,7 @@ class Emitter:
                 self.in_place_scan(write)
         self.obligations()
         self.lines[:0] = _live(self.body.prelude, self.lines)
-        self.lines = _unpacked(self.lines)
+        self.lines = shared.computed_once(_unpacked(self.lines), self.torch(), self.fresh_name, self._known_tensor)
         self.summary = _unpacked(self.summary)
         code = self.codes[0] if len(set(self.codes)) == 1 else "TW401"
         text = "; ".join(self.summary)
@@ -105,6 +107,13 @@ class Emitter:
         if self.empty_differs:
             title += " (differs when the loop runs zero times)"
         return Rewrite(code, message, title, self.lines, self.deletes, self.after, self.empty_differs)
+
+    def _known_tensor(self, name: str) -> bool:
+        """The loop reads ``name`` as a tensor (what is known of it there)."""
+        if self._tensor_names is None:
+            self._tensor_names = {node.id for node in ast.walk(self.loop) if isinstance(node, ast.Name)
+                                  and isinstance(self.ctx.value(node), TensorValue)}
+        return name in self._tensor_names
 
     def head(self) -> str:
         """What the loop does, in the words of its writes."""
@@ -421,6 +430,7 @@ class Emitter:
                 spread = ", ".join([":"] * len(self.levels) + ["None"] * slot)
                 mask = cond.text if slot == 0 else f"{cond.atom()}[{spread}]"
                 line = f"{view if sel else write.target}.masked_fill_({mask}, {value.text})"
+                line = self._triangle_alone(write, target, plan, cond, value) or line
             if write.clamp is not None and self._clamps(target, value):
                 # `if x[i] < c: x[i] = c` is `clamp_(min=c)`: NaN stays NaN in both (`NaN < c` is False)
                 line = f"{view if sel else write.target}.clamp_({write.clamp}={value.text})"
@@ -428,6 +438,36 @@ class Emitter:
             line = f"{view} = {value.text}" if sel else f"{write.target}[:] = {value.text}"
         self.lines.append(line)
         self.summary.append(line)
+
+    def _triangle_alone(self, write: Store, target: TensorValue, plan: dict, cond: Vec, value: Vec) -> Optional[str]:
+        """``out = torch.zeros(n, m)`` then ``if j > i: out[i, j] = c``: ``c`` in a triangle and zeros elsewhere,
+        which is ``out = torch.full((n, m), c).triu_(1)`` (the causal mask), not zeros, a mask and a fill."""
+        torch = re.escape(self.torch())
+        found = re.fullmatch(rf"{torch}\.ones\(.+, dtype={torch}\.bool\)\.(triu|tril)\((-?\d+)\)", cond.text)
+        alloc = proof.binding_before(self.ctx, self.loop, write.target)
+        kind = getattr(value.elem, "kind", None)
+        if found is None or alloc is None or not isinstance(alloc.value, ast.Call) or value.batched \
+                or len(self.levels) != 2 or len(target.shape) != 2 or not self._covers(target, plan) \
+                or target.dtype is None or target.requires_grad is not False or not _holds(target.dtype, kind):
+            return None
+        call = alloc.value
+        if self.m.scope.qualname(call.func) != "torch.zeros" or any(k.arg not in ("dtype", "device")
+                                                                      for k in call.keywords) \
+                or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        try:
+            self.m.fresh_output(write.target, alloc)
+        except Doubt:
+            return None
+        text = self.source.text_of
+        sizes = text(self.source.span(call.args[0])) if len(call.args) == 1 else \
+            f"({', '.join(text(self.source.span(a)) for a in call.args)})"
+        options = [f"{k.arg}={text(self.source.span(k.value))}" for k in call.keywords]
+        if kind != "float" and not any(k.arg == "dtype" for k in call.keywords):
+            options.append(f"dtype={self.torch()}.{target.dtype.short}")  # `torch.full` takes the value's type
+        self.deletes.append(alloc)
+        return f"{write.target} = {self.torch()}.full({', '.join([sizes, value.text] + options)})" \
+            f".{found.group(1)}_({found.group(2)})"
 
     def _same_dtype(self, value: Vec, target: TensorValue, name: str) -> str:
         """An advanced-index write (``index_put_``) does not cast as ``out[i] = v`` does: cast first."""
@@ -807,9 +847,12 @@ class Emitter:
             raise Refuse(f"the type of `{name}` changes from one iteration to the next")
         literal = init.value
         neutral = isinstance(literal, ast.Constant) and not isinstance(literal.value, bool) and \
-            literal.value == (1 if write.op == "*" else 0) and write.op != "-"
+            literal.value == (1 if write.op == "*" else 0)
         if neutral and self.m.deletable(init) is not None and _kind(total_facts) == _kind(looped):
             self.deletes.append(init)
+            if write.op == "-":
+                # `0.0 - total` is a tensor op on a wrapped number (twice the cost of the sum it negates)
+                return f"{name} = -{wrap(total, precedence_of(total), UNARY)}"
             return f"{name} = {total}"
         kept = oracle.binary(node, start, total_facts)
         if kept is None or _kind(kept) != _kind(looped):
@@ -1074,6 +1117,15 @@ class Emitter:
 
 # -- helpers ---------------------------------------------------------------------------------------------------
 _IN_PLACE = {ast.Add: "add_", ast.Sub: "sub_", ast.Mult: "mul_", ast.Div: "div_"}
+
+
+def _holds(dtype: DType, kind: Optional[str]) -> bool:
+    """A tensor of ``dtype`` holds a Python number of ``kind`` as it is (``torch.full`` need not convert it)."""
+    if kind == "bool":
+        return dtype is DType.bool
+    if kind == "int":
+        return dtype is not DType.bool and (is_integral(dtype) or is_floating(dtype))
+    return kind == "float" and is_floating(dtype)
 
 
 def _other_kind(value, target) -> bool:

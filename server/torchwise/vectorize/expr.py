@@ -56,6 +56,11 @@ def _precedence(node: ast.AST) -> int:
     return ATOM
 
 
+def precedence_of(text: str) -> int:
+    """The precedence of an expression's text (for a text built elsewhere, its precedence not kept)."""
+    return _precedence(ast.parse(text, mode="eval").body)
+
+
 def no_raising_ops(node: ast.AST) -> None:
     """Code the loop may skip for some elements (an untaken branch) is computed for all of them vectorized:
     an integer division by zero or a negative integer power it never reached would raise."""

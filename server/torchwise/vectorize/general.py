@@ -142,7 +142,7 @@ class GeneralMatcher:
         translator = BodyTranslator(batcher, targets, accumulators, lists, scan_of=lambda w: self.scan_vec(batcher, w),
                                     fresh_name=fresh_name)
         body = translator.run(statements)
-        return Emitter(self, self.loop, batcher, body, levels).build()
+        return Emitter(self, self.loop, batcher, body, levels, fresh_name).build()
 
     def _pure(self, node: ast.expr) -> None:
         Batcher(self.ctx, self.scope, [], None, "torch").check_pure(node)
