@@ -282,6 +282,9 @@ def binary(inf, node, op, left, right):
     if isinstance(left, TensorValue) or isinstance(right, TensorValue):
         if isinstance(left, NdarrayValue) or isinstance(right, NdarrayValue):
             return None
+        # `t / (dim // 4 - 1)`: a size known by name is a Python int
+        left, right = (ScalarValue("int", v.dim) if isinstance(v, SymbolicValue) and v.is_int else v
+                       for v in (left, right))
         return elementwise(inf, [left, right], name)
     if isinstance(left, NdarrayValue) or isinstance(right, NdarrayValue):
         return ndarray_binary(left, right)

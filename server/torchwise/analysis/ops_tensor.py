@@ -119,7 +119,8 @@ def _arange(inf, call: Call):
     for name in ("start", "end", "step"):
         if name in call.kwargs:
             numbers.append(call.kwargs[name])
-    symbolic = any(isinstance(n, SymbolicValue) for n in numbers)  # a size known by name: an int, or a float
+    # a value known by name: an int, or a float (unless it is used as a size somewhere: an int)
+    symbolic = any(isinstance(n, SymbolicValue) and not n.is_int for n in numbers)
     numbers = [ScalarValue("int", n.dim) if isinstance(n, SymbolicValue) else n for n in numbers]
     kinds = {n.kind for n in numbers if isinstance(n, ScalarValue)}
     if not numbers or len(kinds) != 1 and kinds - {"int", "float"} or any(not isinstance(n, ScalarValue)
