@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import gc
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ class Analysis:
     checked: frozenset = frozenset()  # the codes of the rules that ran
     flagged: set = field(default_factory=set)  # (code, node): where a rule found something, suppressed or not
     plans: dict = field(default_factory=dict)  # top-level def or class -> its _Plan, for the next analysis
+    outside: dict = field(default_factory=dict)  # rule code -> what Rule.outside said, for the next analysis
 
     @property
     def parse_error(self) -> ParseError | None:
@@ -67,11 +69,20 @@ def _analyze(text: str, path: str, config: RuleConfig, rules: Sequence[Rule], pr
     ctx = Context(source, index, facts)
     analysis.facts, analysis.checked = facts, frozenset(rule.code for rule in active)
     nodes = index.nodes
-    plans = previous.plans if previous is not None and previous.checked == analysis.checked else {}
+    same_rules = previous is not None and previous.checked == analysis.checked
+    plans = previous.plans if same_rules else {}
+    reach = _Reach(ctx, active, previous if same_rules else None)
+    analysis.outside = reach.outside
     for stmt, start, end in index.top_level:
         plan = plans.get(stmt) if _unchanged_body(stmt, facts, previous) is not None else None
         if plan is not None:  # a reused unit: the same nodes, so the same (offset, rule) pairs
-            work = sorted(plan.always + plan.fired, key=_pair_order)
+            work = plan.always + plan.fired
+            again = reach.rules_for(stmt)
+            if again:  # rules whose reach changed: asked again about the unit's body
+                done = {pair[:2] for pair in work}
+                work += [pair for pair in _all_pairs(stmt, nodes, start, end, dispatch)
+                         if pair[3] and pair[2] in again and pair[:2] not in done]
+            work.sort(key=_pair_order)
         else:
             work = _all_pairs(stmt, nodes, start, end, dispatch)
         always, fired = [], []
@@ -86,13 +97,13 @@ def _analyze(text: str, path: str, config: RuleConfig, rules: Sequence[Rule], pr
                     continue
                 finding.severity = config.severity_of(finding.code, finding.severity) or finding.severity
                 analysis.findings.append(finding)
-            if in_body and rule.local:
+            if in_body and (rule.local or rule.reach is not None):
                 if found:
                     fired.append(pair)
             else:
                 always.append(pair)
         if isinstance(stmt, _UNITS):
-            analysis.plans[stmt] = _Plan(plan.always if plan is not None else tuple(always), tuple(fired))
+            analysis.plans[stmt] = _Plan(plan.always if plan is not None else always, fired)
     analysis.findings = one_per_site(analysis.findings)
     analysis.findings.sort(key=lambda f: (f.span.start, f.code))
     return analysis
@@ -151,13 +162,97 @@ _UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 class _Plan:
     """Which rules run on a top-level def or class again while its analysis is reused: walking every node of a
     200k-line file to skip local rules one by one cost a second per edit. ``always``: the pairs of rules that
-    read beyond the unit, or nodes outside its body (decorators, bases); ``fired``: local rules on its body that
-    found something last time (their messages and fixes come from the new text). Each pair is (the node's offset
-    in the statement's slice of ``ModuleIndex.nodes``, the rule's place among that node's rules, the rule,
-    whether the node lies in the body)."""
+    read anywhere beyond the unit, or of nodes outside its body (decorators, bases); ``fired``: the local rules,
+    and those with a reach, that found something on its body last time (their messages and fixes come from the
+    new text). Each pair is (the node's offset in the statement's slice of ``ModuleIndex.nodes``, the rule's
+    place among that node's rules, the rule, whether the node lies in the body). Never changed: read only."""
 
-    always: tuple
-    fired: tuple
+    always: list
+    fired: list
+
+
+class _Reach:
+    """Where, beyond a top-level def or class whose code and facts did not change, an edit may have changed what a
+    rule with a ``reach`` reads: the units to ask such rules again about.
+
+    A name's meaning may have changed when a statement the edit touched binds it in the module (a def, a class,
+    an assignment, a ``global``), or a unit analysed again defines it; then so may the names bound by the
+    reused statements that mention one of those, and so on. A unit that mentions one is asked again. An edit
+    to an import, to a name Python has built in, or to what makes a class an nn.Module reaches everywhere."""
+
+    def __init__(self, ctx: Context, rules: Sequence[Rule], previous: Analysis | None):
+        self.reaching = frozenset(rule for rule in rules if rule.reach is not None)
+        self.stale: set | None = None if previous is None or not ctx.index.lent else self._stale(ctx, previous)
+        ctx.stale = self.stale
+        self.outside = {rule.code: rule.outside(ctx) for rule in self.reaching}
+        old = previous.outside if previous is not None else {}
+        self.everywhere = frozenset(rule for rule in self.reaching if self.stale is None or rule.code not in old
+                                    or old[rule.code] != self.outside[rule.code])
+
+    def rules_for(self, stmt: ast.stmt) -> frozenset:
+        """The rules with a reach to ask again about the body of ``stmt``, a reused unit."""
+        if self.stale is None or stmt in self.stale:
+            return self.reaching
+        return self.everywhere
+
+    @staticmethod
+    def _stale(ctx: Context, previous: Analysis) -> set | None:
+        index, facts = ctx.index, ctx.facts
+        changed: set = set()  # names whose meaning may have changed
+        for part in index.added + index.dropped:
+            if part.imports:
+                return None
+            changed.update(part.bindings)
+        if not changed.isdisjoint(_BUILTINS) or _modules(facts) != _modules(previous.facts):
+            return None
+        added = {id(part) for part in index.added}
+        pending = []
+        for stmt, part in index.parts.items():
+            if id(part) in added:
+                continue
+            if part.unit and stmt not in facts.reused and \
+                    not _same(_exposed(facts, stmt), _exposed(previous.facts, stmt)):
+                changed.update(part.bindings)  # analysed again, to other facts
+            pending.append((stmt, part))
+        stale = set()
+        grown = True
+        while grown:  # the names bound by statements that mention changed names, until none is new
+            grown, rest = False, []
+            for stmt, part in pending:
+                if part.names.isdisjoint(changed):
+                    rest.append((stmt, part))
+                    continue
+                stale.add(stmt)
+                if not changed.issuperset(part.bindings):
+                    changed.update(part.bindings)
+                    grown = True
+            pending = rest
+        return stale
+
+
+_BUILTINS = frozenset(vars(builtins))
+
+
+def _exposed(facts: Inference | None, stmt: ast.stmt):
+    """What the analysis of a top-level def or class tells the rest of the file by its name: a function's summary,
+    what makes a class's instances (the attributes its ``__init__`` sets)."""
+    if facts is None:
+        return None
+    if isinstance(stmt, ast.ClassDef):
+        info = facts.classes.get(stmt.name)
+        return None if info is None or info.node is not stmt else (info.is_module, info.attrs)
+    info = facts.functions.get(stmt.name)
+    return None if info is None or info.node is not stmt else (info.analysed, info.summary)
+
+
+def _same(a, b) -> bool:
+    """Equal, and shown alike (0.0 == -0.0)."""
+    return a is b or (a == b and repr(a) == repr(b))
+
+
+def _modules(facts: Inference | None) -> dict:
+    """Which classes of the file are nn.Modules (rules ask about instances by their class's name)."""
+    return {name: info.is_module for name, info in facts.classes.items()} if facts is not None else {}
 
 
 def _pair_order(pair: tuple) -> tuple:

@@ -162,17 +162,17 @@ class ModuleIndex:
     def __init__(self, tree: ast.Module, wanted: tuple[type[ast.AST], ...] = (ast.Call,),
                  previous: "ModuleIndex | None" = None):
         reuse = previous is not None and previous.wanted == wanted
-        lent = previous._parts if reuse else {}
+        lent = previous.parts if reuse else {}
         self.module_scope = module = previous.module_scope if reuse else Scope(ScopeKind.MODULE, None, tree)
         old_tree, module.node = module.node, tree
         self.wanted = wanted
         wanted_types = frozenset(wanted)
-        self._parts: dict[ast.stmt, _Part] = {stmt: lent.get(stmt) or _Part(stmt, module, wanted_types)
+        self.parts: dict[ast.stmt, _Part] = {stmt: lent.get(stmt) or _Part(stmt, module, wanted_types)
                                               for stmt in tree.body}
         # What changed: the parts of statements the edit touched, in and out. The tables that do not keep an
         # order are the last index's, patched with those; the others are laid out again in statement order.
-        added = [part for stmt, part in self._parts.items() if lent.get(stmt) is not part]
-        dropped = [part for stmt, part in lent.items() if self._parts.get(stmt) is not part]
+        added = [part for stmt, part in self.parts.items() if lent.get(stmt) is not part]
+        dropped = [part for stmt, part in lent.items() if self.parts.get(stmt) is not part]
         self.scope_of_node: dict[ast.AST, Scope] = _patched(previous.scope_of_node if reuse else {tree: module},
                                                             dropped, added, "scopes")
         self.scope_of_node.pop(old_tree, None)
@@ -180,12 +180,28 @@ class ModuleIndex:
         self.method_called_on: dict[ast.Call, str] = _patched(  # `f(x).float()`: the inner call -> "float"
             previous.method_called_on if reuse else {}, dropped, added, "method_called_on")
         self.name_loads: dict[str, int] = _counted(  # loads of a name anywhere, other than as a call's callee
-            previous.name_loads if reuse else {}, dropped, added)
+            previous.name_loads if reuse else {}, dropped, added, "name_loads")
+        self.callee_names: dict[str | None, int] = _counted(  # calls by the callee's last name
+            previous.callee_names if reuse else {}, dropped, added, "callee_names")
+        # The parts an edit brought in and took out (every part, when nothing was lent).
+        self.added, self.dropped = added, dropped
+        self.lent = reuse  # the parts of reused statements are the last index's
         self.nodes: list[tuple[ast.AST, Scope]] = []
         self.top_level: list[tuple[ast.stmt, int, int]] = []  # each top-level statement, its slice of ``nodes``
         self.calls_by_name: dict[str, list] = {}  # `f(...)` calls by callee name, with their scope
         self.attribute_stores: list[tuple[Scope, str, str]] = []  # `base.attr = ...`: (scope, base, attr)
         self._lay_out(previous if reuse else None, dropped, added)
+
+    def per_statement(self, key: str, compute, again=()) -> list:
+        """``compute(stmt)`` for each top-level statement, in order, remembered with its part under ``key``: worked
+        out again only for a statement the edit touched, or one in ``again``."""
+        found = []
+        for stmt, part in self.parts.items():
+            memo = part.memo
+            if key not in memo or stmt in again:
+                memo[key] = compute(stmt)
+            found.append(memo[key])
+        return found
 
     def _lay_out(self, previous: "ModuleIndex | None", dropped: list, added: list) -> None:
         """The tables in the module's order, in one pass over the statements: ``nodes`` (a run of reused
@@ -204,7 +220,7 @@ class ModuleIndex:
         nodes, top_level, bindings, stores = self.nodes, self.top_level, module.bindings, self.attribute_stores
         run_start = run_end = -1  # the run of the last index's nodes not copied yet
         offset = 0
-        for stmt, part in self._parts.items():
+        for stmt, part in self.parts.items():
             count = len(part.nodes)
             start = old_slices.get(stmt, -1)  # a statement of the last index: its part is lent
             if start >= 0 and start == run_end:
@@ -248,18 +264,18 @@ def _entries(table):
     return table.items() if isinstance(table, dict) else table
 
 
-def _counted(old: dict, dropped: list, added: list) -> dict:
-    """Name counts: ``old`` less those of the parts ``dropped``, plus those of the parts ``added`` (no zeros)."""
+def _counted(old: dict, dropped: list, added: list, table: str) -> dict:
+    """Counts: ``old`` less those of the parts ``dropped``, plus those of the parts ``added`` (no zeros)."""
     new = dict(old)
     for part in dropped:
-        for name, count in part.name_loads.items():
+        for name, count in getattr(part, table).items():
             left = new[name] - count
             if left:
                 new[name] = left
             else:
                 del new[name]
     for part in added:
-        for name, count in part.name_loads.items():
+        for name, count in getattr(part, table).items():
             new[name] = new.get(name, 0) + count
     return new
 
@@ -277,13 +293,29 @@ class _Part:
         self.calls_by_name: dict[str, list] = {}
         self.attribute_stores: list[tuple[Scope, str, str]] = []
         self.method_called_on: dict[ast.Call, str] = {}
+        self.callee_names: dict[str | None, int] = {}  # calls by the callee's last name (None: neither a name
+        # nor an attribute)
+        self._mentioned: dict[Scope, set] = {}  # while walked: the names each scope's code mentions
+        self.unit = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        self.memo: dict = {}  # what rules derive from the statement alone, kept with it (``Context.per_statement``)
         # While the statement is walked, the module scope collects the bindings it makes there, and only those.
         kept = module.bindings, module.global_names
         module.bindings, module.global_names = self.bindings, self.global_names = {}, set()
         try:
             self._visit(stmt, module)
+            # The names its code mentions that mean something outside it: bound in the module, or nowhere here.
+            self.names = frozenset(name for scope, names in self._mentioned.items() for name in names
+                                   if _escapes(scope, name))
         finally:
             module.bindings, module.global_names = kept
+        del self._mentioned
+        self.imports = any(b.kind is BindingKind.IMPORT for found in self.bindings.values() for b in found)
+
+    def _mention(self, scope: Scope, name: str) -> None:
+        names = self._mentioned.get(scope)
+        if names is None:
+            names = self._mentioned[scope] = set()
+        names.add(name)
 
     # -- bindings -----------------------------------------------------------------
     def _bind(self, scope: Scope, name: str, binding: Binding) -> None:
@@ -353,6 +385,7 @@ class _Part:
                 visit(child, scope)
 
     def _visit_Name(self, node: ast.Name, scope: Scope) -> None:
+        self._mention(scope, node.id)
         if node.ctx.__class__ is ast.Load:
             self.name_loads[node.id] = self.name_loads.get(node.id, 0) + 1
 
@@ -364,7 +397,10 @@ class _Part:
 
     def _visit_Call(self, node: ast.Call, scope: Scope) -> None:
         func = node.func
+        callee = func.id if func.__class__ is ast.Name else func.attr if func.__class__ is ast.Attribute else None
+        self.callee_names[callee] = self.callee_names.get(callee, 0) + 1
         if func.__class__ is ast.Name:
+            self._mention(scope, func.id)
             self.calls_by_name.setdefault(func.id, []).append((node, scope))
         else:
             if func.__class__ is ast.Attribute and func.value.__class__ is ast.Call:
@@ -457,6 +493,7 @@ class _Part:
         while target_scope.parent is not None and isinstance(target_scope.node, _COMPREHENSIONS):
             target_scope = target_scope.parent
         self._bind_target(target_scope, node.target, node, None)
+        self._mention(target_scope, node.target.id)
 
     def _visit_For(self, node, scope: Scope) -> None:
         self._visit(node.iter, scope)
@@ -489,6 +526,7 @@ class _Part:
         # Python rejects a use before the declaration, so names bound later in the scope go to the module;
         # bindings made before it (code that would not compile) move there too.
         for name in node.names:
+            self._mention(scope, name)
             scope.global_names.add(name)
             earlier = scope.bindings.pop(name, None) if scope.parent is not None else None
             if earlier:
@@ -515,6 +553,12 @@ class _Part:
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _escapes(scope: Scope, name: str) -> bool:
+    """``name`` mentioned in ``scope`` means what the module (or nothing) binds, not a def or class around it."""
+    owner = scope.owner_of(name)
+    return owner is None or owner.kind is ScopeKind.MODULE
 _NOT_CHILDREN = frozenset({"ctx", "op", "type_comment", "kind", "name", "id", "attr", "arg", "module", "names",
                            "asname", "level", "is_async", "conversion", "simple", "value_str"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}

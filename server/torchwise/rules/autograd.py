@@ -9,7 +9,7 @@ from torchwise.analysis.scopes import BindingKind, Scope
 from torchwise.analysis.values import NdarrayValue, TensorValue
 from torchwise.findings import Edit, Finding, Fix, Position, Severity, Span
 from torchwise.rules import edits
-from torchwise.rules.base import Context, Invalid, Rule, Valid
+from torchwise.rules.base import Context, Invalid, Reach, Rule, Valid
 
 # Methods ending in "_" that do not write into the tensor's data.
 _NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "register_hook_", "record_stream_"})
@@ -32,6 +32,7 @@ def inplace_target(stmt: ast.stmt) -> Optional[tuple[ast.expr, str]]:
     return None
 
 
+_UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _OPERATOR = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Pow: "**",
              ast.Mod: "%", ast.MatMult: "@"}
 
@@ -200,6 +201,7 @@ class WriteThroughView(Rule):
     code = "TW304"
     name = "write-through-view"
     severity = Severity.HINT
+    reach = Reach.NAMES  # a view bound at module level, of a tensor read by module-level code after the write
     summary = "Flags an in-place write to a view (`b = a.view(...)`, `b[0] = 1`) when the base `a` is read afterwards."
     why = ("A view shares its base's memory: writing into `b` changes `a` too. That is sometimes the point, and "
            "often a surprise (`row = x[0]; row += 1` changes `x`). If the base should stay as it was, copy the "
@@ -219,6 +221,10 @@ class WriteThroughView(Rule):
         Invalid("import torch\nm = torch.zeros(3, 2)\nmt = m.t()\nmt.fill_(5.0)\nprint(m)\n",
                 "import torch\nm = torch.zeros(3, 2)\nmt = m.t().clone()\nmt.fill_(5.0)\nprint(m)\n"),
     )
+
+    def outside(self, ctx: Context) -> tuple:
+        """The module's own code (its statements, not defs and classes): which names it reads after a write."""
+        return tuple(stmt for stmt in ctx.tree.body if not isinstance(stmt, _UNITS))
 
     def check(self, node: ast.stmt, scope: Scope, ctx: Context) -> Iterator[Finding]:
         changed = changed_tensor(ctx, node)
@@ -281,6 +287,7 @@ class SharedNumpyMemory(Rule):
     code = "TW305"
     name = "shared-numpy-memory"
     severity = Severity.INFO
+    local = True
     summary = "Flags `t = torch.from_numpy(arr)` when `t` or `arr` is changed in place afterwards."
     why = ("`torch.from_numpy` does not copy: the tensor and the array are one piece of memory. Changing either "
            "in place (`arr[0] = 1`, `arr *= 2`, `t.add_(1)`) changes both, which is easy to miss when the array "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import enum
 from dataclasses import dataclass
 from typing import ClassVar, Iterator, Sequence
 
@@ -16,6 +17,10 @@ from torchwise.analysis.scopes import ModuleIndex, Scope
 from torchwise.analysis.values import SymbolicValue
 from torchwise.findings import Edit, Finding, Fix, Severity
 from torchwise.source import SourceFile
+
+
+class Reach(enum.Enum):
+    NAMES = "names"
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,16 @@ class Context:
         self._starts: list | None = None  # the first line of each top-level statement (decorators included)
         self._owners: dict = {}  # node -> innermost statement, filled one top-level statement at a time
         self._enclosing: dict = {}  # statement -> the statement whose block holds it (None at the top)
+        # The top-level statements that mention a name whose meaning may have changed since the last analysis
+        # (None: any may); the engine fills it in before the rules run.
+        self.stale: "set | None" = None
+
+    def per_statement(self, key: str, compute, resolved: bool = False) -> list:
+        """``compute(stmt)`` for each top-level statement, kept with the statement for the next analyses: what a
+        rule derives from one statement's code alone. ``resolved``: it also reads what names mean (qualified
+        names), so it is worked out again where one of the statement's names may mean something else now."""
+        again = () if not resolved else self.index.parts if self.stale is None else self.stale
+        return self.index.per_statement(key, compute, again)
 
     def statement_of(self, node: ast.AST):
         """The innermost statement holding ``node`` (a statement is its own). O(1) amortized: the top-level
@@ -57,15 +72,12 @@ class Context:
         if found is not None:
             return found
         body = self.tree.body
-        if self._starts is None:
-            self._starts = [min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
-                            for stmt in body]
         line = getattr(node, "lineno", None)
         if line is None:
             candidates = body  # a node without a position (an operator, `comprehension`): search them all
         else:
-            i = bisect.bisect_right(self._starts, line) - 1
-            candidates = body[i:i + 1] if i >= 0 else []
+            top = self.top_level_of(node)
+            candidates = [top] if top is not None else []
         for top in candidates:
             if top in self._owners:
                 continue
@@ -81,6 +93,15 @@ class Context:
                     else:
                         stack.append((child, statement))
         return self._owners.get(node)
+
+    def top_level_of(self, node: ast.AST):
+        """The top-level statement holding ``node``, a node with a position (by bisection)."""
+        body = self.tree.body
+        if self._starts is None:
+            self._starts = [min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+                            for stmt in body]
+        i = bisect.bisect_right(self._starts, node.lineno) - 1
+        return body[i] if i >= 0 else None
 
     def statements_around(self, node: ast.AST) -> list:
         """The statements whose blocks hold ``node`` in the code of the def, class or module it lies in (not
@@ -123,15 +144,27 @@ class Rule:
     # did find something, it runs again: messages and fixes are rebuilt for the new text).
     # tests/test_incremental_analysis.py checks the result equals a fresh analysis.
     local: ClassVar[bool] = False
+    # For a rule that is not local, how far beyond the unit holding a node it reads, when it reads a bounded
+    # part of the file: the engine then asks it again about a unit whose code and facts did not change only
+    # when something in that reach changed. NAMES: what the names of the unit's code are bound to in the module
+    # (module-level statements, other defs and classes, and what their names are bound to in turn); with
+    # ``outside``, what it reads of the whole file besides. None: anywhere (asked everywhere, every time).
+    # tests/test_incremental_scale.py checks the result equals a fresh analysis.
+    reach: ClassVar["Reach | None"] = None
     valid: ClassVar[Sequence[Valid]] = ()
     invalid: ClassVar[Sequence[Invalid]] = ()
 
     def check(self, node: ast.AST, scope: Scope, ctx: Context) -> Iterator[Finding]:
         raise NotImplementedError
 
+    def outside(self, ctx: Context) -> object:
+        """For a rule with a ``reach``: what it reads of the whole file beyond that reach (whether the file trains,
+        which functions clear gradients), as a value to compare with the last analysis's."""
+        return None
+
     def finding(self, ctx: Context, node: ast.AST, message: str, fixes: Sequence[Fix] = (),
                 severity: Severity | None = None) -> Finding:
         return Finding(self.code, message, severity or self.severity, ctx.source.span(node), list(fixes))
 
 
-__all__ = ["Context", "Edit", "Finding", "Fix", "Invalid", "Rule", "Severity", "Valid"]
+__all__ = ["Context", "Edit", "Finding", "Fix", "Invalid", "Reach", "Rule", "Severity", "Valid"]

@@ -11,7 +11,7 @@ from torchwise.analysis.scopes import BindingKind, Scope, ScopeKind
 from torchwise.analysis.values import NdarrayValue, ScalarValue, SeqValue, SymbolicValue, TensorValue
 from torchwise.findings import Edit, Finding, Fix, Severity, Span
 from torchwise.rules import edits
-from torchwise.rules.base import Context, Invalid, Rule, Valid
+from torchwise.rules.base import Context, Invalid, Reach, Rule, Valid
 from torchwise.rules.sync import dominating_binding
 from torchwise.rules.transfers import moved_at_once, with_device
 
@@ -109,21 +109,33 @@ def _int_name(name: str, scope: Scope, ctx: Context, seen: frozenset) -> bool:
 
 def _sizes_named(scope: Scope, ctx: Context) -> frozenset:
     """Names a scope passes where only a size can go (`torch.Tensor(input_dim, output_dim)`, `range(n)`): ints,
-    so `torch.Tensor(output_dim)` in the same function is a size too."""
+    so `torch.Tensor(output_dim)` in the same function is a size too. A function's are in its top-level
+    statement; the module's, in any (each statement's share kept with it)."""
     cache = _FILE_CACHE.setdefault(ctx, {})
     key = ("sizes", id(scope))
     if key not in cache:
-        names = set()
-        for node, where in ctx.index.nodes:
-            if where is not scope or not isinstance(node, ast.Call):
-                continue
-            qualname = where.qualname(node.func)
-            sized = (qualname in LEGACY_CONSTRUCTORS and len(node.args) >= 2) or \
-                (isinstance(node.func, ast.Name) and node.func.id == "range" and where.owner_of("range") is None)
-            if sized:
-                names.update(arg.id for arg in node.args if isinstance(arg, ast.Name))
-        cache[key] = frozenset(names)
+        if scope.kind is ScopeKind.MODULE:
+            shares = ctx.per_statement("creation.module_sizes", lambda stmt: _sizes_in(ctx.index.parts[stmt].nodes,
+                                                                                       scope), resolved=True)
+            cache[key] = frozenset().union(*shares)
+        else:
+            top = ctx.top_level_of(scope.node)
+            cache[key] = _sizes_in(ctx.index.parts[top].nodes if top is not None else ctx.index.nodes, scope)
     return cache[key]
+
+
+def _sizes_in(nodes: list, scope: Scope) -> frozenset:
+    """The names passed as sizes by the calls among ``nodes`` made in ``scope``."""
+    names = set()
+    for node, where in nodes:
+        if where is not scope or not isinstance(node, ast.Call):
+            continue
+        qualname = where.qualname(node.func)
+        sized = (qualname in LEGACY_CONSTRUCTORS and len(node.args) >= 2) or \
+            (isinstance(node.func, ast.Name) and node.func.id == "range" and where.owner_of("range") is None)
+        if sized:
+            names.update(arg.id for arg in node.args if isinstance(arg, ast.Name))
+    return frozenset(names)
 
 
 # numpy functions that make arrays (never a numpy scalar, which torch would read as a size).
@@ -221,6 +233,7 @@ def _short(source_text: str, limit: int = 40) -> str:
 
 class LegacyConstructorWithSize(Rule):
     call_names = LEGACY_NAMES
+    reach = Reach.NAMES  # what the size's names are bound to
     code = "TW101"
     name = "legacy-constructor-with-size"
     severity = Severity.WARNING
@@ -277,6 +290,9 @@ class LegacyConstructorWithSize(Rule):
         Invalid("import torch\nbatch_size = 32\nindices = torch.LongTensor(batch_size).random_(0, 10)\n",
                 "import torch\nbatch_size = 32\nindices = torch.empty(batch_size, dtype=torch.int64).random_(0, 10)\n"),
     )
+
+    def outside(self, ctx: Context) -> frozenset:
+        return _sizes_named(ctx.index.module_scope, ctx)  # sizes passed by module-level code, in any statement
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
         legacy = _legacy(node, scope)
@@ -335,6 +351,7 @@ def _dtype_device_args(torch: str, call: ast.Call, dtype: str | None, device: st
 
 class LegacyConstructorWithData(Rule):
     call_names = LEGACY_NAMES
+    reach = Reach.NAMES  # what the data's names are bound to
     code = "TW102"
     name = "legacy-constructor-with-data"
     severity = Severity.WARNING
@@ -374,6 +391,9 @@ class LegacyConstructorWithData(Rule):
                 "    keep = torch.empty((x.shape[0], 1, 1, 1), device=x.device, dtype=torch.float32)"
                 ".uniform_() > prob\n    return x * keep\n"),
     )
+
+    def outside(self, ctx: Context) -> frozenset:
+        return _sizes_named(ctx.index.module_scope, ctx)  # whether a tuple of names holds ints
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
         legacy = _legacy(node, scope)
@@ -421,6 +441,7 @@ def _tensor_fix(ctx: Context, node: ast.Call, scope: Scope, dtype: str | None, d
 
 class GlobalDefaultDtype(Rule):
     call_names = frozenset({"set_default_dtype", "set_default_tensor_type"})
+    local = True
     code = "TW105"
     name = "global-default-dtype"
     severity = Severity.WARNING
@@ -451,6 +472,7 @@ class GlobalDefaultDtype(Rule):
 
 class TensorOfTensors(Rule):
     call_names = frozenset({"tensor"})
+    local = True
     code = "TW106"
     name = "tensor-of-tensors"
     severity = Severity.ERROR  # 0-d elements lower it to a warning
@@ -521,6 +543,7 @@ def _shape_text(shape) -> str:
 
 class TensorOfTensor(Rule):
     call_names = frozenset({"tensor"})
+    local = True
     code = "TW103"
     name = "tensor-copy-construct"
     severity = Severity.WARNING
@@ -571,6 +594,7 @@ _CASTS = frozenset({"float", "half", "bfloat16", "to", "type", "type_as", "long"
 
 class Float64FromNumpy(Rule):
     call_names = frozenset({"tensor", "from_numpy", "as_tensor"})
+    local = True
     code = "TW104"
     name = "float64-from-numpy"
     severity = Severity.INFO

@@ -13,7 +13,7 @@ from torchwise.analysis.scopes import Scope
 from torchwise.analysis.values import DeviceValue, ModuleValue, ScalarValue, TensorValue
 from torchwise.findings import Edit, Finding, Fix, Position, Severity, Span
 from torchwise.rules import edits
-from torchwise.rules.base import Context, Invalid, Rule, Valid
+from torchwise.rules.base import Context, Invalid, Reach, Rule, Valid
 from torchwise.rules.sync import holds, statements
 
 # -- shared: per-file facts, statements -------------------------------------------------------------------------
@@ -134,7 +134,23 @@ def _randomness(ctx: Context) -> _Randomness:
     if "randomness" in cache:
         return cache["randomness"]
     found = _Randomness({}, set(), False)
-    for call, scope in _call_scopes(ctx).items():
+    for share in ctx.per_statement("reproducibility.randomness", lambda stmt: _randomness_in(ctx, stmt),
+                                   resolved=True):
+        found.everything |= share.everything
+        found.seeded |= share.seeded
+        for library, (qualname, call) in share.draws.items():
+            _first(found.draws, library, qualname, call)
+    found.draws = {library: (qualname, call.lineno) for library, (qualname, call) in found.draws.items()}
+    cache["randomness"] = found
+    return found
+
+
+def _randomness_in(ctx: Context, stmt: ast.stmt) -> _Randomness:
+    """One top-level statement's seeds and draws, its first draw of each library as (qualname, the call)."""
+    found = _Randomness({}, set(), False)
+    for call, scope in ctx.index.parts[stmt].nodes:
+        if call.__class__ is not ast.Call:
+            continue
         qualname = scope.qualname(call.func)
         if qualname is None:
             continue
@@ -149,13 +165,12 @@ def _randomness(ctx: Context) -> _Randomness:
             _first(found.draws, "numpy", qualname, call)
         elif qualname.startswith("random.") and qualname.count(".") == 1 and qualname[7:] in _RANDOM_DRAWS:
             _first(found.draws, "random", qualname, call)
-    cache["randomness"] = found
     return found
 
 
 def _first(draws: dict, library: str, qualname: str, call: ast.Call) -> None:
-    if library not in draws or call.lineno < draws[library][1]:
-        draws[library] = (qualname, call.lineno)
+    if library not in draws or call.lineno < draws[library][1].lineno:
+        draws[library] = (qualname, call)
 
 
 def _pure(node: ast.AST) -> bool:
@@ -193,6 +208,7 @@ def _constant_int(node: ast.AST) -> Optional[int]:
 
 class IncompleteSeeding(Rule):
     call_names = frozenset(name.rsplit(".", 1)[-1] for name in _TORCH_SEEDS)
+    reach = Reach.NAMES
     code = "TW601"
     name = "incomplete-seeding"
     severity = Severity.INFO
@@ -252,6 +268,11 @@ class IncompleteSeeding(Rule):
         Invalid("import random\nimport torch\n\ntorch.manual_seed(int.from_bytes(b'ab', 'big'))\n"
                 "x = random.random()\n"),  # a seed that is not a plain expression: no fix
     )
+
+    def outside(self, ctx: Context) -> tuple:
+        """What the file seeds and draws from, anywhere."""
+        randomness = _randomness(ctx)
+        return randomness.everything, frozenset(randomness.draws), frozenset(randomness.seeded)
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
         if scope.qualname(node.func) not in _TORCH_SEEDS:

@@ -41,6 +41,7 @@ class DiscardedResult(Rule):
     code = "TW306"
     name = "discarded-result"
     severity = Severity.WARNING
+    local = True  # inside a def or class: no statement is a cell's last, a `with pytest.raises` block is its own
     summary = ("Flags a bare statement that calls an out-of-place tensor method and drops its result "
                "(`x.to(device)`, `x.float()`, `x.view(...)`, `x.add(1)`, `x.clamp(0, 1)`).")
     why = ("Tensor methods without a trailing underscore return a *new* tensor and leave the receiver as it was: "
@@ -194,15 +195,19 @@ def _expecting_errors(ctx: Context) -> set:
     """Statements inside `with pytest.raises(...)` / `self.assertRaises(...)` (or warns): run for their error."""
     cache = _file_cache(ctx)
     if "expecting" not in cache:
-        inside: set = set()
-        for node in ast.walk(ctx.tree):
-            if isinstance(node, (ast.With, ast.AsyncWith)) and any(
-                    isinstance(item.context_expr, ast.Call) and _callee_name(item.context_expr) in _EXPECTING
-                    for item in node.items):
-                for stmt in node.body:
-                    inside.update(n for n in ast.walk(stmt) if isinstance(n, ast.Expr))
-        cache["expecting"] = inside
+        cache["expecting"] = frozenset().union(*ctx.per_statement("results.expecting", _expecting_in))
     return cache["expecting"]
+
+
+def _expecting_in(top: ast.stmt) -> frozenset:
+    inside: set = set()
+    for node in ast.walk(top):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+                isinstance(item.context_expr, ast.Call) and _callee_name(item.context_expr) in _EXPECTING
+                for item in node.items):
+            for stmt in node.body:
+                inside.update(n for n in ast.walk(stmt) if isinstance(n, ast.Expr))
+    return frozenset(inside)
 
 
 def _callee_name(call: ast.Call) -> Optional[str]:

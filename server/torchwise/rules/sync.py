@@ -15,7 +15,7 @@ from typing import Iterator, Optional
 from torchwise.analysis.scopes import BindingKind, Scope, ScopeKind
 from torchwise.analysis.values import DeviceValue, ScalarValue, TensorValue
 from torchwise.findings import Edit, Finding, Fix, Position, Severity, Span
-from torchwise.rules.base import Context, Invalid, Rule, Valid
+from torchwise.rules.base import Context, Invalid, Reach, Rule, Valid
 from torchwise.rules.transfers import method_tail_span
 
 _TRANSFERS = frozenset({"cpu", "cuda", "to", "item", "numpy", "tolist"})
@@ -456,6 +456,7 @@ class TransferInLoop(Rule):
     fix_summary = ("For a loop-invariant value: move it once, before the loop. Per-element transfers need a "
                    "vectorized rewrite (see TW4xx), or one `.tolist()` / `.cpu()` of the whole tensor before the loop.")
     node_types = (ast.For, ast.AsyncFor, ast.While)
+    reach = Reach.NAMES  # what the names of the loop are bound to: tensors or not
     valid = (
         Valid("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef train(model, loader: DataLoader, opt):\n"
               "    running = 0.0\n    for x, y in loader:\n        loss = model(x).sum()\n        opt.step()\n"

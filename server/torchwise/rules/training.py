@@ -16,7 +16,7 @@ from torchwise.analysis.scopes import Scope, ScopeKind
 from torchwise.analysis.values import ModuleValue
 from torchwise.findings import Edit, Finding, Fix, Position, Severity, Span
 from torchwise.rules import edits
-from torchwise.rules.base import Context, Invalid, Rule, Valid
+from torchwise.rules.base import Context, Invalid, Reach, Rule, Valid
 from torchwise.rules.sync import holds, own_code
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -44,19 +44,10 @@ def _around(ctx: Context, node: ast.AST, kinds: tuple) -> list:
     return [stmt for stmt in ctx.statements_around(node) if isinstance(stmt, kinds)]
 
 
-def _calls_named(ctx: Context) -> set:
-    """The last names of everything the file calls (`backward`, `step`, `CrossEntropyLoss`), once: a rule whose
-    calls are absent from the file has nothing to look at."""
-    cache = _cache(ctx)
-    if "calls_named" not in cache:
-        names: set = set()
-        for node, _ in ctx.index.nodes:
-            if isinstance(node, ast.Call):
-                func = node.func
-                names.add(func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name)
-                          else None)
-        cache["calls_named"] = names
-    return cache["calls_named"]
+def _calls_named(ctx: Context):
+    """The last names of everything the file calls (`backward`, `step`, `CrossEntropyLoss`), counted by the index:
+    a rule whose calls are absent from the file has nothing to look at."""
+    return ctx.index.callee_names.keys()
 
 
 def _trains(ctx: Context) -> bool:
@@ -237,11 +228,19 @@ class _DoubleActivation(Rule):
 
     spec: _LossSpec
     call_names = None
-    local = False
+    reach = Reach.NAMES  # what the loss and the prediction are bound to (`criterion = nn.CrossEntropyLoss()`)
+
+    def outside(self, ctx: Context) -> bool:
+        return self._called(ctx)
+
+    def _called(self, ctx: Context) -> bool:
+        """The file calls the loss or builds it."""
+        return not _calls_named(ctx).isdisjoint({self.spec.functional.rsplit(".", 1)[1],
+                                                 self.spec.module.rsplit(".", 1)[1]})
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
-        if not {self.spec.functional.rsplit(".", 1)[1], self.spec.module.rsplit(".", 1)[1]} & _calls_named(ctx):
-            return  # the file never calls the loss nor builds it
+        if not self._called(ctx):
+            return
         prediction = _loss_input(node, scope, ctx, self.spec)
         if prediction is None:
             return
@@ -421,14 +420,17 @@ def _clears_gradients(node: ast.AST) -> bool:
     return False
 
 
-def _clearing_functions(ctx: Context) -> set:
+def _clearing_functions(ctx: Context) -> frozenset:
     """Names of this file's functions and methods that clear gradients somewhere: a loop calling one is fine."""
     cache = _cache(ctx)
     if "clearing" not in cache:
-        cache["clearing"] = {node.name for node in ast.walk(ctx.tree)
-                             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                             and any(_clears_gradients(n) for n in ast.walk(node))}
+        cache["clearing"] = frozenset().union(*ctx.per_statement("training.clearing", _clearing_in))
     return cache["clearing"]
+
+
+def _clearing_in(stmt: ast.stmt) -> frozenset:
+    return frozenset(node.name for node in ast.walk(stmt) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and any(_clears_gradients(n) for n in ast.walk(node)))
 
 
 class MissingZeroGrad(Rule):
@@ -436,6 +438,7 @@ class MissingZeroGrad(Rule):
     name = "missing-zero-grad"
     severity = Severity.WARNING
     node_types = (ast.For, ast.AsyncFor, ast.While)
+    reach = Reach.NAMES  # what the optimizer is bound to
     summary = ("Flags a training loop that calls `loss.backward()` and `optimizer.step()` but never clears the "
                "gradients (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`).")
     why = ("`backward()` adds into `.grad`; it does not overwrite it. Without `zero_grad()` every step uses the "
@@ -479,6 +482,9 @@ class MissingZeroGrad(Rule):
         Invalid("import torch\nmodel = torch.nn.Linear(4, 1)\nadam = torch.optim.Adam(model.parameters())\n"
                 "for i in range(5):\n    model(torch.randn(3, 4)).sum().backward(); adam.step()\n"),  # no own line
     )
+
+    def outside(self, ctx: Context) -> tuple:
+        return _trains(ctx), _clearing_functions(ctx)
 
     def check(self, node: ast.AST, scope: Scope, ctx: Context) -> Iterator[Finding]:
         if not _trains(ctx):
@@ -589,6 +595,7 @@ class EvalWithoutEvalMode(Rule):
     name = "evaluation-in-training-mode"
     severity = Severity.WARNING
     node_types = (ast.With, ast.AsyncWith)
+    reach = Reach.NAMES  # what the model is bound to, and the code of its class and of the classes it builds
     summary = ("Flags an evaluation pass under `torch.no_grad()` / `torch.inference_mode()` after a training loop, "
                "of a model with dropout or batch-norm, with no `model.eval()` before it.")
     why = ("`no_grad()` only stops recording gradients; it does not change the model's mode. In training mode "
@@ -654,6 +661,9 @@ class EvalWithoutEvalMode(Rule):
                 "        opt.step()\n    net.eval()\n    with torch.inference_mode():\n"
                 "        return net(test_batch).argmax(1)\n"),
     )
+
+    def outside(self, ctx: Context) -> bool:
+        return _trains(ctx)
 
     def check(self, node: ast.AST, scope: Scope, ctx: Context) -> Iterator[Finding]:
         if not _trains(ctx) or not any(isinstance(item.context_expr, ast.Call)
@@ -745,6 +755,7 @@ class LoadWithoutWeightsOnly(Rule):
     name = "load-without-weights-only"
     severity = Severity.INFO
     call_names = frozenset({"load"})
+    local = True
     summary = "Flags `torch.load(...)` without `weights_only=` (TorchFix's TOR102)."
     why = ("Before PyTorch 2.6, `torch.load` unpickles whatever the file holds, running its code: loading a "
            "checkpoint from anywhere else runs that code. From 2.6 it defaults to `weights_only=True` and refuses "

@@ -12,7 +12,7 @@ from torchwise.analysis.values import DeviceValue, DtypeValue, InstanceValue, Mo
     TensorValue
 from torchwise.findings import Edit, Finding, Fix, Position, Severity, Span
 from torchwise.rules import edits
-from torchwise.rules.base import Context, Invalid, Rule, Valid
+from torchwise.rules.base import Context, Invalid, Reach, Rule, Valid
 from torchwise.source import SourceFile
 
 # Factories that take `device=`: `torch.<name>(..., device=d)` makes the tensor where it will live.
@@ -157,6 +157,7 @@ _CUDA_MESSAGE = ("`.cuda()` ties this code to NVIDIA GPUs; choose the device onc
 
 class CudaCpuMethod(Rule):
     call_names = frozenset({"cuda", "cpu"})
+    reach = Reach.NAMES  # the class of an instance moved (an nn.Module or not)
     code = "TW201"
     name = "cuda-cpu-method"
     severity = Severity.HINT
@@ -374,6 +375,7 @@ def seeds_torch(ctx: Context) -> bool:
 
 class CreateThenMove(Rule):
     call_names = frozenset({"to", "cuda"})
+    local = True
     code = "TW202"
     name = "create-then-move"
     severity = Severity.WARNING
@@ -590,8 +592,9 @@ def chooses_cuda(ctx: Context) -> bool:
     """The file checks for CUDA (`torch.cuda.is_available()`...) or deliberately commits to it (NCCL, set_device)."""
     facts = file_facts(ctx)
     if "chooses_cuda" not in facts:
-        facts["chooses_cuda"] = any(_is_cuda_choice(node, scope) for node, scope in ctx.index.nodes
-                                    if isinstance(node, ast.Call))
+        facts["chooses_cuda"] = any(ctx.per_statement("transfers.chooses_cuda", lambda stmt: any(
+            _is_cuda_choice(node, scope) for node, scope in ctx.index.parts[stmt].nodes
+            if isinstance(node, ast.Call)), resolved=True))
     return facts["chooses_cuda"]
 
 
@@ -608,11 +611,16 @@ def _is_cuda_choice(call: ast.Call, scope: Scope) -> bool:
 def imports_torch(ctx: Context) -> bool:
     facts = file_facts(ctx)
     if "imports_torch" not in facts:
-        facts["imports_torch"] = any(
-            isinstance(stmt, ast.Import) and any(a.name == "torch" or a.name.startswith("torch.") for a in stmt.names)
-            or isinstance(stmt, ast.ImportFrom) and (stmt.module or "").split(".")[0] == "torch" and not stmt.level
-            for stmt in ast.walk(ctx.tree) if isinstance(stmt, (ast.Import, ast.ImportFrom)))
+        facts["imports_torch"] = any(ctx.per_statement("transfers.imports_torch", _imports_torch))
     return facts["imports_torch"]
+
+
+def _imports_torch(top: ast.stmt) -> bool:
+    """``top`` imports torch, or a module of it, anywhere in its code."""
+    return any(
+        isinstance(stmt, ast.Import) and any(a.name == "torch" or a.name.startswith("torch.") for a in stmt.names)
+        or isinstance(stmt, ast.ImportFrom) and (stmt.module or "").split(".")[0] == "torch" and not stmt.level
+        for stmt in ast.walk(top) if isinstance(stmt, (ast.Import, ast.ImportFrom)))
 
 
 class HardCodedCuda(Rule):
@@ -631,6 +639,7 @@ class HardCodedCuda(Rule):
                    "`.cuda()` becomes `.to(device)` when a device variable is in scope (as TW201 would do), "
                    "else it has no fix: choose the device once first.")
     node_types = (ast.Call, ast.Assign, ast.AnnAssign)
+    reach = Reach.NAMES  # the class of an instance moved
     valid = (
         Valid("import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
               "x = torch.zeros(3, device=device)\n"),
@@ -660,6 +669,9 @@ class HardCodedCuda(Rule):
                 "import torch\n\n\ndef upload(batch: torch.Tensor, device):\n"
                 "    return batch.to(device, non_blocking=True)\n"),  # TW201's fix, which this finding speaks for
     )
+
+    def outside(self, ctx: Context) -> tuple:
+        return imports_torch(ctx), chooses_cuda(ctx)
 
     def check(self, node: ast.AST, scope: Scope, ctx: Context) -> Iterator[Finding]:
         if not imports_torch(ctx) or chooses_cuda(ctx):
