@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import heapq
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Tuple
 
@@ -622,21 +623,29 @@ class Inference:
         self._read("code", f"{info.node.name}.__init__")
         self._built[key] = None  # an __init__ that builds its own class gets nothing
         init = info.init
-        saved = (self.values, self.grad_not_on, self.default_float, self.default_float_why, self.default_device,
-                 self.grad_enabled, self._loop_depth, self._unit_class)
-        self.values, self.grad_not_on, self._loop_depth, self._unit_class = {}, set(), 0, None
-        self._specializing += 1
-        try:
+        with self._specialization():
+            self._unit_class = None  # the attributes are read as any instance's, not as being made
             env = self._function_env(init, self.index.scope_of_node[init], info.node.name, self.default_float,
                                      [([], bound)])
             self._exec_block(init.body, env)
             built = self._set_once(info, env)
+        self._built[key] = built
+        return built
+
+    @contextmanager
+    def _specialization(self):
+        """A body run for one call (or one instance): its names stay inside, nothing is recorded for hover, and
+        the caller's defaults, loop depth and unit hold again after."""
+        saved = (self.values, self.grad_not_on, self.default_float, self.default_float_why, self.default_device,
+                 self.grad_enabled, self._loop_depth, self._unit_class)
+        self.values, self.grad_not_on, self._loop_depth = {}, set(), 0
+        self._specializing += 1
+        try:
+            yield
         finally:
             self._specializing -= 1
             (self.values, self.grad_not_on, self.default_float, self.default_float_why, self.default_device,
              self.grad_enabled, self._loop_depth, self._unit_class) = saved
-        self._built[key] = built
-        return built
 
     def _analyse_function(self, info: FunctionInfo, float_default, sites) -> None:
         env = self._function_env(info.node, info.scope, None, float_default, sites)
@@ -1348,23 +1357,17 @@ class Inference:
         if self._specializations >= _MAX_SPECIALIZATIONS:
             return None
         self._specializations += 1
-        saved = (self.values, self.grad_not_on, self.default_float, self.default_float_why, self.default_device,
-                 self.grad_enabled, self._loop_depth, self._unit_class)
         grad = self.grad_enabled
-        self.values, self.grad_not_on, self._loop_depth = {}, set(), 0
-        self._specializing += 1
         self._active.append(node)
         try:
-            env = self._function_env(node, scope, class_name, self.default_float, [(list(call.args), dict(call.kwargs))],
-                                     self_value=self_value)
-            if grad is not True and self.grad_enabled is True:
-                self.grad_enabled = grad  # the caller's torch.no_grad() holds inside
-            result = self._exec_function_body(node, env)
+            with self._specialization():
+                env = self._function_env(node, scope, class_name, self.default_float,
+                                         [(list(call.args), dict(call.kwargs))], self_value=self_value)
+                if grad is not True and self.grad_enabled is True:
+                    self.grad_enabled = grad  # the caller's torch.no_grad() holds inside
+                result = self._exec_function_body(node, env)
         finally:
             self._active.pop()
-            self._specializing -= 1
-            (self.values, self.grad_not_on, self.default_float, self.default_float_why, self.default_device,
-             self.grad_enabled, self._loop_depth, self._unit_class) = saved
         self._specialized[key] = result
         return self._per_call(result, call)
 
