@@ -281,7 +281,9 @@ def test_gathers(r):
     high = v + (1 if r.random() < 0.1 else 0)  # past the end: both raise
     lines = [seed(r), f"table = {laid_out(r, (v, d), r.choice(FLOATS))}",
              f"ids = torch.randint({low}, {high}, ({n},), dtype={index_dtype})",
-             f"logits = {tensor(r, (n, v), r.choice(FLOATS))}"]
+             f"logits = {laid_out(r, (n + r.choice([0, 0, 2]), v), r.choice(FLOATS))}"]  # rows past the loop's too
+    if r.random() < 0.2:
+        lines += un_nonnegative(r, "ids", n)  # `gather` takes no negative index: then advanced indexing stays
     form = r.randrange(4)
     if form == 0:
         lines += ["out = torch.stack([table[t] for t in ids])" if n else "out = table[ids]"]
@@ -620,7 +622,10 @@ def test_comprehension_consumers(r):
         lines.append(f"out = torch.stack(list(map({r.choice(['torch.abs', 'torch.exp', 'torch.sigmoid'])}, u)))"
                      if n else "out = u.abs()")
     elif form == 6:
-        lines.append("out = torch.tensor([[u[i] * v[j] for j in range(len(v))] for i in range(len(u))])")
+        # an outer product (`torch.outer`), and near it forms that are not one
+        lines += [f"w = {laid_out(r, (r.choice([1, 3]),), r.choice(FLOATS))}",
+                  f"out = torch.tensor([[{r.choice(['u[i] * w[j]', 'w[j] * u[i]', 'u[i] * w[j] + 1', 'u[i] * u[j]'])}"
+                  f" for j in range(len({r.choice(['w', 'u'])}))] for i in range(len(u))])"]
     else:
         lines.append(f"out = torch.cat([c for c in chunks], dim={r.choice([0, 1])})")
     counted("comprehension consumers", program(lines), tolerance=1e-4 * max(1, n))

@@ -26,7 +26,9 @@ from typing import Optional
 from torchwise.analysis import dims, layout, optable, shapes
 from torchwise.analysis.dtypes import DType, is_complex, is_floating, is_integral
 from torchwise.analysis.values import ScalarValue, SeqValue, SymbolicValue, TensorValue
-from torchwise.vectorize.expr import ATOM, BAND, BOR, COMPARE, POWER, UNARY, Inherent, Refuse, _precedence, wrap
+from torchwise.vectorize.expr import (
+    ATOM, BAND, BOR, COMPARE, POWER, UNARY, Inherent, Refuse, _precedence, number_literal, wrap,
+)
 from torchwise.vectorize.calling import Calling
 from torchwise.vectorize.indexing import Indexing
 from torchwise.vectorize.vec import (
@@ -34,20 +36,6 @@ from torchwise.vectorize.vec import (
     _certain, _clip, _effective_rank, _either, _exactly, _known, _logical, _same_promotion, _shaped, _transposed,
     _unmoved,
 )
-
-
-def _number_literal(text: str):
-    """The int or float that ``text`` writes out (``0.0``, ``-1``), else None."""
-    try:
-        node = ast.parse(text, mode="eval").body
-    except SyntaxError:
-        return None
-    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
-    if negative:
-        node = node.operand
-    if not isinstance(node, ast.Constant) or type(node.value) not in (int, float) or node.value != node.value:
-        return None
-    return -node.value if negative else node.value
 
 
 def _reduced_arg(node: ast.expr, name: str, scope) -> Optional[ast.expr]:
@@ -487,7 +475,7 @@ class Batcher(Indexing, Calling):
             return chosen  # (Python ints of an int32 tensor are compared as int64: `where` casts them, clamp would not)
         upper = (symbol in (">", ">=")) != (body.text == x.text)  # `min(c, v)`: `c` bounds `v` from above
         text = f"{x.atom()}.clamp({'max' if upper else 'min'}={c.text})"
-        if not upper and _number_literal(c.text) == 0:
+        if not upper and number_literal(c.text) == 0:
             text = f"{x.atom()}.relu()"  # the same kernel, called faster
         if body.text == x.text and is_floating(x.dtype):
             text += f".nan_to_num_({c.text}, {self.torch}.inf, -{self.torch}.inf)"
@@ -498,7 +486,7 @@ class Batcher(Indexing, Calling):
         """``x.clamp(min=c)`` picks what the ``where`` picks: ``c`` is a number written out (a name or a NaN could
         be anything) of a kind ``x`` holds as it is, and no gradient flows (``clamp`` passes one at ``x == c``,
         ``where`` does not)."""
-        number = _number_literal(c.text)
+        number = number_literal(c.text)
         dtype, whole = x.dtype, x.whole
         if number is None or dtype is None or not isinstance(whole, TensorValue) or whole.requires_grad is not False:
             return False

@@ -215,6 +215,11 @@ class ComprehensionMatcher:
             value = chosen if chosen is not None else _masked(value, mask)
         if how == "tensor":
             text, prec = self._as_tensor(call, batcher, value, filtered=mask is not None)
+            if text == value.text and mask is None and len(batcher.levels) == 2:
+                # `[[a[i] * b[j] for j ...] for i ...]`: `torch.outer(a, b)`, one op where `a[:, None] * b` is two
+                outer = batcher.contraction(element, [])
+                if outer is not None and outer.startswith(f"{batcher.torch}.outer("):
+                    text, prec = outer, ATOM
         elif how == "stack":
             text, prec = self._stacked(call, batcher, value, empty_ok=mask is not None)
         else:

@@ -29,7 +29,7 @@ from torchwise.analysis.values import ScalarValue, TensorValue
 from torchwise.vectorize import proof, rewrite, shared
 from torchwise.vectorize.vec import Vec, _certain, _known, _shaped
 from torchwise.vectorize.body import Accumulate, Append, Body, InPlaceScan, Scatter, Store
-from torchwise.vectorize.expr import ATOM, TERM, UNARY, Inherent, Refuse, precedence_of, wrap
+from torchwise.vectorize.expr import ATOM, TERM, UNARY, Inherent, Refuse, number_literal, precedence_of, wrap
 
 _ALLOCATORS = frozenset({"torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_like",
                          "torch.zeros_like", "torch.ones_like", "torch.full_like"})
@@ -259,6 +259,7 @@ class Emitter:
             line = f"{write.target}[{index}, {index}] = {self._same_dtype(value, target, write.target)}"
         else:
             line = f"{write.target}.fill_diagonal_({value.text})"  # the scalar cast to `out`'s dtype, as stores do
+            line = self._identity_alone(write, target, value) or line
         self.lines.append(line)
         self.summary.append(line)
 
@@ -444,30 +445,52 @@ class Emitter:
         which is ``out = torch.full((n, m), c).triu_(1)`` (the causal mask), not zeros, a mask and a fill."""
         torch = re.escape(self.torch())
         found = re.fullmatch(rf"{torch}\.ones\(.+, dtype={torch}\.bool\)\.(triu|tril)\((-?\d+)\)", cond.text)
-        alloc = proof.binding_before(self.ctx, self.loop, write.target)
         kind = getattr(value.elem, "kind", None)
-        if found is None or alloc is None or not isinstance(alloc.value, ast.Call) or value.batched \
-                or len(self.levels) != 2 or len(target.shape) != 2 or not self._covers(target, plan) \
-                or target.dtype is None or target.requires_grad is not False or not _holds(target.dtype, kind):
+        if found is None or value.batched or len(self.levels) != 2 or not self._covers(target, plan) \
+                or not _holds(target.dtype, kind):
+            return None
+        zeros = self._fresh_zeros(write, target)
+        if zeros is None:
+            return None
+        sizes, options = zeros
+        if kind != "float" and not any(option.startswith("dtype=") for option in options):
+            options.append(f"dtype={self.torch()}.{target.dtype.short}")  # `torch.full` takes the value's type
+        arguments = ", ".join([f"({sizes[0]}, {sizes[1]})", value.text] + options)
+        return f"{write.target} = {self.torch()}.full({arguments}).{found.group(1)}_({found.group(2)})"
+
+    def _identity_alone(self, write: Store, target: TensorValue, value: Vec) -> Optional[str]:
+        """``out = torch.zeros(n, n)`` then ``out[i, i] = 1``: ``out = torch.eye(n, n)``, made as it is filled."""
+        kind = getattr(value.elem, "kind", None)
+        if value.batched or number_literal(value.text) != 1 or not _holds(target.dtype, kind):
+            return None
+        zeros = self._fresh_zeros(write, target)
+        if zeros is None:
+            return None
+        sizes, options = zeros
+        return f"{write.target} = {self.torch()}.eye({', '.join(sizes + options)})"
+
+    def _fresh_zeros(self, write: Store, target: TensorValue) -> Optional[tuple]:
+        """The sizes and options (texts) of ``torch.zeros(n, m)`` allocating a matrix right before the loop that
+        nothing else sees first (the rewrite makes it at once, deleting the allocation), else None."""
+        alloc = proof.binding_before(self.ctx, self.loop, write.target)
+        if alloc is None or not isinstance(alloc.value, ast.Call) or len(target.shape) != 2 \
+                or target.requires_grad is not False:
             return None
         call = alloc.value
-        if self.m.scope.qualname(call.func) != "torch.zeros" or any(k.arg not in ("dtype", "device")
-                                                                      for k in call.keywords) \
-                or any(isinstance(a, ast.Starred) for a in call.args):
+        sizes = call.args[0].elts if len(call.args) == 1 and isinstance(call.args[0], (ast.Tuple, ast.List)) \
+            else call.args
+        if self.m.scope.qualname(call.func) != "torch.zeros" or len(sizes) != 2 \
+                or any(isinstance(a, ast.Starred) for a in sizes) \
+                or any(k.arg not in ("dtype", "device") for k in call.keywords):
             return None
         try:
             self.m.fresh_output(write.target, alloc)
         except Doubt:
             return None
-        text = self.source.text_of
-        sizes = text(self.source.span(call.args[0])) if len(call.args) == 1 else \
-            f"({', '.join(text(self.source.span(a)) for a in call.args)})"
-        options = [f"{k.arg}={text(self.source.span(k.value))}" for k in call.keywords]
-        if kind != "float" and not any(k.arg == "dtype" for k in call.keywords):
-            options.append(f"dtype={self.torch()}.{target.dtype.short}")  # `torch.full` takes the value's type
         self.deletes.append(alloc)
-        return f"{write.target} = {self.torch()}.full({', '.join([sizes, value.text] + options)})" \
-            f".{found.group(1)}_({found.group(2)})"
+        text = self.source.text_of
+        return [text(self.source.span(a)) for a in sizes], \
+            [f"{k.arg}={text(self.source.span(k.value))}" for k in call.keywords]
 
     def _same_dtype(self, value: Vec, target: TensorValue, name: str) -> str:
         """An advanced-index write (``index_put_``) does not cast as ``out[i] = v`` does: cast first."""
@@ -922,6 +945,11 @@ class Emitter:
             result = dtype
         facts = value.elem.with_(dtype=result, shape=tuple(value.shape), strides=layout.contiguous_strides(
             tuple(value.shape)))
+        matrix = _diagonal_of(value.text)
+        if matrix is not None and name == "sum" and not args and len(value.whole.shape) == 1 \
+                and (is_floating(dtype) or dtype is DType.int64):
+            # the sum of a matrix's diagonal is its trace: one op (no bool trace; narrower ints sum with a dtype)
+            return f"{matrix}.trace()", facts
         return f"{value.atom()}.{name}({args})", facts
 
     def needs_iterations(self, what: str) -> None:
@@ -1119,8 +1147,20 @@ class Emitter:
 _IN_PLACE = {ast.Add: "add_", ast.Sub: "sub_", ast.Mult: "mul_", ast.Div: "div_"}
 
 
-def _holds(dtype: DType, kind: Optional[str]) -> bool:
+def _diagonal_of(text: str) -> Optional[str]:
+    """``A`` of ``A.diagonal()``, else None."""
+    node = ast.parse(text, mode="eval").body
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "diagonal" \
+            and not node.args and not node.keywords:
+        matrix = ast.get_source_segment(text, node.func.value)
+        return wrap(matrix, precedence_of(matrix), ATOM)
+    return None
+
+
+def _holds(dtype: Optional[DType], kind: Optional[str]) -> bool:
     """A tensor of ``dtype`` holds a Python number of ``kind`` as it is (``torch.full`` need not convert it)."""
+    if dtype is None:
+        return False
     if kind == "bool":
         return dtype is DType.bool
     if kind == "int":

@@ -61,6 +61,20 @@ def precedence_of(text: str) -> int:
     return _precedence(ast.parse(text, mode="eval").body)
 
 
+def number_literal(text: str):
+    """The int or float that ``text`` writes out (``0.0``, ``-1``), else None."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    if negative:
+        node = node.operand
+    if not isinstance(node, ast.Constant) or type(node.value) not in (int, float) or node.value != node.value:
+        return None
+    return -node.value if negative else node.value
+
+
 def no_raising_ops(node: ast.AST) -> None:
     """Code the loop may skip for some elements (an untaken branch) is computed for all of them vectorized:
     an integer division by zero or a negative integer power it never reached would raise."""
