@@ -321,7 +321,7 @@ class SharedNumpyMemory(Rule):
         array, tensor = call.args[0].id, node.targets[0].id
         if not isinstance(ctx.value(call.args[0]), NdarrayValue):
             return
-        changed = _changed_in_place_after(scope.node, {array, tensor}, ctx.source.span(node).end.line)
+        changed = _changed_in_place_after(ctx, scope.node, {array, tensor}, ctx.source.span(node).end.line)
         if changed is None:
             return
 
@@ -334,25 +334,50 @@ class SharedNumpyMemory(Rule):
                                       "later: both change", fixes)
 
 
-def _changed_in_place_after(scope_node: ast.AST, names: set, line: int) -> Optional[str]:
-    body = scope_node.body if hasattr(scope_node, "body") else []
+def _changed_in_place_after(ctx: Context, scope_node: ast.AST, names: set, line: int) -> Optional[str]:
+    """The first of ``names`` changed in place by a statement after ``line`` in the scope's own code (in the order
+    of a walk down from its last statement)."""
+    for stmt, name in _changes_in_place(ctx, scope_node):
+        if stmt.lineno - 1 > line and name in names:
+            return name
+    return None
+
+
+def _changes_in_place(ctx: Context, scope_node: ast.AST) -> list:
+    """(statement, name) for each statement of a scope's own code that changes a name in place, listed once per
+    analysis (every `torch.from_numpy` of the scope asks); the module's, one top-level statement at a time (kept
+    with it)."""
+    cache = ctx.memo.setdefault("autograd.changes", {})
+    key = id(scope_node)
+    if key not in cache:
+        body = scope_node.body if hasattr(scope_node, "body") else []
+        if isinstance(scope_node, ast.Module):
+            shares = ctx.per_statement("autograd.changes", lambda stmt: _changes_under([stmt]))
+            found = [change for share in reversed(shares) for change in share]
+        else:
+            found = _changes_under(body)
+        cache[key] = (scope_node, found)  # (the node kept: its id stays)
+    return cache[key][1]
+
+
+def _changes_under(body: list) -> list:
+    found = []
     stack = list(body)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         stack.extend(ast.iter_child_nodes(node))
-        if not isinstance(node, ast.stmt) or node.lineno - 1 <= line:
+        if not isinstance(node, ast.stmt):
             continue
-        found = inplace_target(node)
-        if found is not None and isinstance(found[0], ast.Name) and found[0].id in names:
-            return found[0].id
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        target = inplace_target(node)
+        if target is not None and isinstance(target[0], ast.Name):
+            found.append((node, target[0].id))
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             func = node.value.func
-            if isinstance(func, ast.Attribute) and func.attr in _NDARRAY_INPLACE and isinstance(func.value, ast.Name) \
-                    and func.value.id in names:
-                return func.value.id
-    return None
+            if isinstance(func, ast.Attribute) and func.attr in _NDARRAY_INPLACE and isinstance(func.value, ast.Name):
+                found.append((node, func.value.id))
+    return found
 
 
 RULES = (InplaceOnLeaf, InplaceOnSavedOutput, WriteThroughView, SharedNumpyMemory)

@@ -50,8 +50,8 @@ class Context:
         self.facts = facts
         self.memo: dict = {}  # per-analysis caches of the rules, keyed by a name each rule module picks
         self._starts: list | None = None  # the first line of each top-level statement (decorators included)
-        self._owners: dict = {}  # node -> innermost statement, filled one top-level statement at a time
-        self._enclosing: dict = {}  # statement -> the statement whose block holds it (None at the top)
+        self._positions: list | None = None  # the same, as (line, column)
+        self._owners: dict = {}  # a def's or class's maps (``_maps``), for this analysis
         # The top-level statements that mention a name whose meaning may have changed since the last analysis
         # (None: any may); the engine fills it in before the rules run.
         self.stale: "set | None" = None
@@ -68,50 +68,67 @@ class Context:
         statement is found by bisection, and its subtree's parent map is built once, on first use (a walk
         down from the module per call is quadratic on a long file; a map of the whole module costs the
         file's size even when two loops ask)."""
-        found = self._owners.get(node)
-        if found is not None:
-            return found
         body = self.tree.body
         line = getattr(node, "lineno", None)
         if line is None:
             candidates = body  # a node without a position (an operator, `comprehension`): search them all
         else:
-            top = self.top_level_of(node)
-            candidates = [top] if top is not None else []
+            if self._starts is None:
+                self._starts = [min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+                                for stmt in body]
+            i = bisect.bisect_right(self._starts, line) - 1
+            candidates = body[i:i + 1] if i >= 0 else []
         for top in candidates:
-            if top in self._owners:
-                continue
+            found = self._maps(top)[0].get(node)
+            if found is not None:
+                return found
+        return None
+
+    def _maps(self, top: ast.stmt) -> tuple:
+        """(node -> innermost statement, statement -> the statement whose block holds it) for the subtree of the
+        top-level statement ``top``: module-level code's are kept with it (every analysis asks about them),
+        a def's or class's for this analysis."""
+        part = self.index.parts.get(top)
+        memo, key = (part.memo, "base.maps") if part is not None and not part.unit else (self._owners, top)
+        found = memo.get(key)
+        if found is None:
+            owners, enclosing = {}, {top: None}
             stack: list = [(top, top)]
-            self._enclosing[top] = None
             while stack:
                 current, statement = stack.pop()
-                self._owners[current] = statement
+                owners[current] = statement
                 for child in ast.iter_child_nodes(current):
                     if isinstance(child, ast.stmt):
-                        self._enclosing[child] = statement
+                        enclosing[child] = statement
                         stack.append((child, child))
                     else:
                         stack.append((child, statement))
-        return self._owners.get(node)
+            found = memo[key] = (owners, enclosing)
+        return found
 
     def top_level_of(self, node: ast.AST):
-        """The top-level statement holding ``node``, a node with a position (by bisection)."""
+        """The top-level statement holding ``node``, a node with a position (by bisection on positions: two
+        statements may share a line, `a = f(); b = g()`)."""
         body = self.tree.body
-        if self._starts is None:
-            self._starts = [min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
-                            for stmt in body]
-        i = bisect.bisect_right(self._starts, node.lineno) - 1
+        if self._positions is None:
+            self._positions = [min([(stmt.lineno, stmt.col_offset)] + [(d.lineno, d.col_offset)
+                                                                       for d in getattr(stmt, "decorator_list", ())])
+                               for stmt in body]
+        i = bisect.bisect_right(self._positions, (node.lineno, node.col_offset)) - 1
         return body[i] if i >= 0 else None
 
     def statements_around(self, node: ast.AST) -> list:
         """The statements whose blocks hold ``node`` in the code of the def, class or module it lies in (not
         ``node`` itself, not that def or class), outermost first: a walk up, not a search of the scope."""
         statement = self.statement_of(node)
+        if statement is None:
+            return []
+        enclosing = self._maps(self.top_level_of(statement))[1]
         found = []
-        current = statement if statement is not node else self._enclosing.get(statement)
+        current = statement if statement is not node else enclosing.get(statement)
         while current is not None and not isinstance(current, _DEFINITIONS):
             found.append(current)
-            current = self._enclosing.get(current)
+            current = enclosing.get(current)
         found.reverse()
         return found
 

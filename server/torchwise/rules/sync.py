@@ -212,7 +212,7 @@ def dominating_binding(ctx: Context, use: ast.Name, scope: Scope):
         return (last, owner) if len(before) == 1 else None  # a parameter holds until something rebinds it
     if body is None or not _dominates(ctx, owner, last.node, use):
         return None
-    loops = [loop for loop in _statements_of(ctx, owner) if isinstance(loop, _LOOPS) and holds(loop, use)]
+    loops = [loop for loop in _loops_of(ctx, owner) if holds(loop, use)]
     later = [b for b in bindings if _position(_positioned(b.node)) > _position(use)]
     if any(holds(loop, _positioned(b.node)) for b in later for loop in loops):
         return None
@@ -247,15 +247,39 @@ def _statements_of(ctx: Context, scope: Scope) -> list:
     return cache[id(scope)]
 
 
+def _loops_of(ctx: Context, scope: Scope) -> list:
+    cache = _cache(ctx).setdefault("loops", {})
+    if id(scope) not in cache:
+        cache[id(scope)] = [stmt for stmt in _statements_of(ctx, scope) if isinstance(stmt, _LOOPS)]
+    return cache[id(scope)]
+
+
 def _dominates(ctx: Context, scope: Scope, binding: ast.AST, use: ast.AST) -> bool:
     """``binding`` (a statement, or the `with ... as` item of one) runs before ``use`` on every path: the use
     sits in (or under) a later statement of the block that holds the binding."""
-    for block in _blocks(_body_of(scope), _statements_of(ctx, scope)):
-        for i, stmt in enumerate(block):
-            if stmt is binding or (isinstance(stmt, (ast.With, ast.AsyncWith)) and binding in stmt.items):
-                inside = stmt is not binding and holds(stmt, use)  # `with open(p) as f:` binds for its body
-                return inside or any(holds(later, use) for later in block[i + 1:])
-    return False
+    place = _places(ctx, scope).get(binding)
+    if place is None:
+        return False
+    block, i = place
+    stmt = block[i]
+    inside = stmt is not binding and holds(stmt, use)  # `with open(p) as f:` binds for its body
+    return inside or any(holds(later, use) for later in block[i + 1:])
+
+
+def _places(ctx: Context, scope: Scope) -> dict:
+    """Each statement of a scope's blocks, and each `with ... as` item, -> (the block, its place in it): where a
+    binding sits, found once per scope (each binding searched the blocks)."""
+    cache = _cache(ctx).setdefault("places", {})
+    if id(scope) not in cache:
+        places: dict = {}
+        for block in _blocks(_body_of(scope), _statements_of(ctx, scope)):
+            for i, stmt in enumerate(block):
+                places.setdefault(stmt, (block, i))
+                if isinstance(stmt, (ast.With, ast.AsyncWith)):
+                    for item in stmt.items:
+                        places.setdefault(item, (block, i))
+        cache[id(scope)] = places
+    return cache[id(scope)]
 
 
 def _blocks(body: list, stmts: list) -> Iterator[list]:

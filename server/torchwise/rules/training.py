@@ -56,12 +56,21 @@ def _trains(ctx: Context) -> bool:
 
 
 def _own_calls(ctx: Context, scope: Scope) -> list:
-    """The calls of a scope's own code, listed once per analysis."""
+    """The calls of a scope's own code, listed once per analysis; the module's, one top-level statement at a time
+    (kept with it), in the order of a walk down from the last."""
     cache = _cache(ctx).setdefault("own_calls", {})
     body = _body(scope)
     if id(body) not in cache:
-        cache[id(body)] = (body, [n for n in own_code(body) if isinstance(n, ast.Call)])
+        if scope.kind is ScopeKind.MODULE:
+            shares = ctx.per_statement("training.own_calls", lambda stmt: _calls_in([stmt]))
+            cache[id(body)] = (body, [call for share in reversed(shares) for call in share])
+        else:
+            cache[id(body)] = (body, _calls_in(body))
     return cache[id(body)][1]
+
+
+def _calls_in(body: list) -> list:
+    return [n for n in own_code(body) if isinstance(n, ast.Call)]
 
 
 def _position(node: ast.AST) -> tuple:
@@ -388,14 +397,24 @@ def training_loops(ctx: Context, scope: Scope, body: list) -> list:
     cache = _cache(ctx).setdefault("training_loops", {})
     key = id(body)
     if key not in cache:
-        loops = []
-        for node in own_code(body):
-            if isinstance(node, _LOOPS):
-                code = list(own_code(node.body))
-                if backward_calls(code, scope) and step_calls(code, scope, ctx):
-                    loops.append(node)
+        if scope.kind is ScopeKind.MODULE and body is _body(scope):  # one top-level statement at a time, kept
+            shares = ctx.per_statement("training.loops", lambda stmt: _training_loops_in(ctx, scope, [stmt]),
+                                       resolved=True)
+            loops = [loop for share in shares for loop in share]
+        else:
+            loops = _training_loops_in(ctx, scope, body)
         cache[key] = (body, sorted(loops, key=_position))  # (the body kept alive: its id stays its own)
     return cache[key][1]
+
+
+def _training_loops_in(ctx: Context, scope: Scope, body: list) -> list:
+    loops = []
+    for node in own_code(body):
+        if isinstance(node, _LOOPS):
+            code = list(own_code(node.body))
+            if backward_calls(code, scope) and step_calls(code, scope, ctx):
+                loops.append(node)
+    return loops
 
 
 def _contains(outer: ast.AST, inner: ast.AST) -> bool:
@@ -495,10 +514,7 @@ class MissingZeroGrad(Rule):
             return
         if _around(ctx, node, _LOOPS):
             return  # the outermost loop speaks for the loops in it
-        function = scope.node
-        everything = ast.walk(function) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-            else own_code(_body(scope))  # a function's closures too (LBFGS's), the module's own code
-        if any(_clears_gradients(n) for n in everything):
+        if _scope_clears(ctx, scope):
             return
         clearing = _clearing_functions(ctx)
         if any(isinstance(n, ast.Call) and _callee_name(n) in clearing for n in code):
@@ -512,6 +528,19 @@ class MissingZeroGrad(Rule):
         yield Finding(self.code, message, self.severity, span,
                       _insert_before(ctx, scope, backwards[0], f"{shown}.zero_grad()",
                                      "Insert `{}` before the backward pass"))
+
+
+def _scope_clears(ctx: Context, scope: Scope) -> bool:
+    """The code of a function (its closures too: LBFGS's), or the module's own code, clears gradients somewhere
+    (once per scope: every training loop of the module's code asks)."""
+    cache = _cache(ctx).setdefault("scope_clears", {})
+    function = scope.node
+    key = id(function)
+    if key not in cache:
+        everything = ast.walk(function) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            else own_code(_body(scope))
+        cache[key] = (function, any(_clears_gradients(n) for n in everything))  # (the node kept: its id stays)
+    return cache[key][1]
 
 
 def _callee_name(call: ast.Call) -> Optional[str]:

@@ -75,21 +75,32 @@ def device_variable(scope: Scope, ctx: Context, use: ast.AST) -> Optional[str]:
     rewrite of ``.cuda()`` must not move things somewhere else.
     """
     found: list[tuple[int, str]] = []
-    seen: set[str] = set()
+    seen: set[str] = set()  # the names of the scopes inside: they hide the same names further out
     current: Optional[Scope] = scope
     depth = 0
     while current is not None:
         if current.kind is not ScopeKind.CLASS or current is scope:
-            for name, bindings in current.bindings.items():
-                if name in seen:
-                    continue
-                seen.add(name)
-                if scope.owner_of(name) is current and \
-                        _holds_device(name, bindings, current, current is scope, ctx, use):
-                    found.append((0 if name == "device" else 1 + depth, name))
+            if current is scope:  # bound before the use, in its own scope
+                names = [name for name, bindings in current.bindings.items()
+                         if _holds_device(name, bindings, current, True, ctx, use)]
+            else:
+                names = _device_names(ctx, current)
+            found.extend((0 if name == "device" else 1 + depth, name) for name in names
+                         if name not in seen and scope.owner_of(name) is current)
+            if current.parent is not None:
+                seen.update(current.bindings)
         current = current.parent
         depth += 1
     return min(found)[1] if found else None
+
+
+def _device_names(ctx: Context, scope: Scope) -> list:
+    """The names an enclosing scope (the module's: thousands) binds to a device, found once per analysis."""
+    cache = file_facts(ctx).setdefault("device_names", {})
+    if id(scope) not in cache:
+        cache[id(scope)] = [name for name, bindings in scope.bindings.items()
+                            if _holds_device(name, bindings, scope, False, ctx, None)]
+    return cache[id(scope)]
 
 
 def _holds_device(name: str, bindings, owner: Scope, same_scope: bool, ctx: Context, use: ast.AST) -> bool:
@@ -541,7 +552,7 @@ def moved_at_once(ctx: Context, scope: Scope, call: ast.Call) -> Optional[tuple[
     """The move that takes ``call``'s fresh result straight to a device (`torch.Tensor(3).cuda()`,
     `torch.LongTensor(n).random_(8).to(rank)`), with where it goes; None when there is none, or no safe spelling.
     A fix that rewrites ``call`` into a factory folds it in as `device=`, or the next pass would flag it."""
-    outer_calls = _outer_calls(ctx)
+    outer_calls = _outer_calls(ctx, call)
     node = call
     while True:
         outer = outer_calls.get(node)
@@ -562,13 +573,19 @@ def with_device(ctx: Context, factory: ast.Call, factory_text: str, moved: tuple
     return _created_there(ctx, move_call, factory, "", move, factory_text)
 
 
-def _outer_calls(ctx: Context) -> dict:
-    """A call -> the method call made on its result (`torch.Tensor(3)` -> `torch.Tensor(3).cuda()`)."""
-    facts = file_facts(ctx)
-    if "outer_calls" not in facts:
-        facts["outer_calls"] = {node.func.value: node for node, _ in ctx.index.nodes if isinstance(node, ast.Call)
-                                and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call)}
-    return facts["outer_calls"]
+def _outer_calls(ctx: Context, call: ast.Call) -> dict:
+    """A call -> the method call made on its result (`torch.Tensor(3)` -> `torch.Tensor(3).cuda()`), in the top-level
+    statement holding ``call`` (kept with it)."""
+    top = ctx.top_level_of(call)
+    if top is None:
+        return {}
+    part = ctx.index.parts[top]
+    found = part.memo.get("transfers.outer_calls")
+    if found is None:
+        found = part.memo["transfers.outer_calls"] = {
+            node.func.value: node for node, _ in part.nodes if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call)}
+    return found
 
 
 def _short(text: str, limit: int = 30) -> str:
