@@ -81,6 +81,7 @@ def index_signature(index: ModuleIndex):
         sorted((id(node), scope_details(s)) for node, s in index.scope_of_node.items()),
         sorted(index.name_loads.items()),
         sorted(index.callee_names.items(), key=repr),
+        sorted(index.name_stores.items()),
         {name: [(id(node), scope(s)) for node, s in found] for name, found in index.calls_by_name.items()},
         [(scope(s), base, attr) for s, base, attr in index.attribute_stores],
         sorted((id(node), attr) for node, attr in index.method_called_on.items()),

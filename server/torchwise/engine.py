@@ -14,7 +14,7 @@ from torchwise.analysis.scopes import ModuleIndex
 from torchwise.config import RuleConfig
 from torchwise.findings import Finding
 from torchwise.rules import ALL_RULES
-from torchwise.rules.base import Context, Rule
+from torchwise.rules.base import Context, Reach, Rule
 from torchwise.source import ParseError, SourceFile
 from torchwise.suppress import find_suppressions
 
@@ -176,13 +176,21 @@ class _Reach:
     rule with a ``reach`` reads: the units to ask such rules again about.
 
     A name's meaning may have changed when a statement the edit touched binds it in the module (a def, a class,
-    an assignment, a ``global``), or a unit analysed again defines it; then so may the names bound by the
-    reused statements that mention one of those, and so on. A unit that mentions one is asked again. An edit
-    to an import, to a name Python has built in, or to what makes a class an nn.Module reaches everywhere."""
+    an assignment, a ``global``), or a unit analysed again tells the file other facts by it; then so may the
+    names bound by a reused module-level statement that mentions one of those, if its own facts changed, and
+    so on. A unit that mentions one is asked again (NAMES). For CODE (rules that read the code of the defs and
+    classes a name leads to), the names a module-level statement the edit touched mentions, and the functions
+    analysed again, count too, and every reused statement that mentions a changed name passes on the names it
+    binds. An edit to an import, to a name Python has built in, or to what makes a class an nn.Module reaches
+    everywhere."""
 
     def __init__(self, ctx: Context, rules: Sequence[Rule], previous: Analysis | None):
         self.reaching = frozenset(rule for rule in rules if rule.reach is not None)
-        self.stale: set | None = None if previous is None or not ctx.index.lent else self._stale(ctx, previous)
+        self.coding = frozenset(rule for rule in self.reaching if rule.reach is Reach.CODE)
+        self.stale: set | None = None  # the statements that mention a changed name; None: all of them
+        self.stale_code: set | None = None  # the same for CODE
+        if previous is not None and ctx.index.lent:
+            self._find(ctx, previous)
         ctx.stale = self.stale
         self.outside = {rule.code: rule.outside(ctx) for rule in self.reaching}
         old = previous.outside if previous is not None else {}
@@ -193,41 +201,78 @@ class _Reach:
         """The rules with a reach to ask again about the body of ``stmt``, a reused unit."""
         if self.stale is None or stmt in self.stale:
             return self.reaching
+        if stmt in self.stale_code:
+            return self.coding | self.everywhere
         return self.everywhere
 
-    @staticmethod
-    def _stale(ctx: Context, previous: Analysis) -> set | None:
+    def _find(self, ctx: Context, previous: Analysis) -> None:
         index, facts = ctx.index, ctx.facts
         changed: set = set()  # names whose meaning may have changed
+        mentioned: set = set()  # names module-level code the edit touched mentions
         for part in index.added + index.dropped:
             if part.imports:
-                return None
+                return
             changed.update(part.bindings)
+            if not part.unit:
+                mentioned |= part.names
         if not changed.isdisjoint(_BUILTINS) or _modules(facts) != _modules(previous.facts):
-            return None
+            return
         added = {id(part) for part in index.added}
-        pending = []
+        pending, again = [], set()
         for stmt, part in index.parts.items():
             if id(part) in added:
                 continue
-            if part.unit and stmt not in facts.reused and \
-                    not _same(_exposed(facts, stmt), _exposed(previous.facts, stmt)):
-                changed.update(part.bindings)  # analysed again, to other facts
+            if part.unit and stmt not in facts.reused:
+                if isinstance(stmt, ast.FunctionDef):  # its facts, read where a loop's body calls it
+                    again.update(part.bindings)
+                if not _same(_exposed(facts, stmt), _exposed(previous.facts, stmt)):
+                    changed.update(part.bindings)  # analysed again, to other facts
             pending.append((stmt, part))
-        stale = set()
-        grown = True
-        while grown:  # the names bound by statements that mention changed names, until none is new
-            grown, rest = False, []
-            for stmt, part in pending:
-                if part.names.isdisjoint(changed):
-                    rest.append((stmt, part))
-                    continue
-                stale.add(stmt)
-                if not changed.issuperset(part.bindings):
-                    changed.update(part.bindings)
-                    grown = True
-            pending = rest
-        return stale
+        classes = frozenset(stmt.name for stmt in index.parts if isinstance(stmt, ast.ClassDef))
+
+        def new_facts(stmt, part, names) -> bool:  # a module-level statement whose facts changed
+            return not part.unit and _facts_changed(stmt, facts, previous.facts)
+
+        def new_code(stmt, part, names) -> bool:  # ...or a def or class, or one that builds a changed class
+            return part.unit or not names.isdisjoint(classes) or new_facts(stmt, part, names)
+
+        self.stale = _mentioning(pending, changed, new_facts)
+        self.stale_code = _mentioning(pending, changed | mentioned | again, new_code)
+
+
+def _mentioning(statements: list, changed: set, passes_on) -> set:
+    """The statements that mention a name of ``changed``, which grows by the names bound by those that
+    ``passes_on(stmt, part, the changed names they mention)`` says may now mean something else, until none is
+    new."""
+    changed = set(changed)
+    found = set()
+    grown = True
+    while grown:
+        grown, rest = False, []
+        for stmt, part in statements:
+            names = part.names & changed
+            if not names:
+                rest.append((stmt, part))
+                continue
+            found.add(stmt)
+            if not changed.issuperset(part.bindings) and passes_on(stmt, part, names):
+                changed.update(part.bindings)
+                grown = True
+        statements = rest
+    return found
+
+
+def _facts_changed(stmt: ast.stmt, facts: Inference, previous: Inference | None) -> bool:
+    """Whether a reused module-level statement's facts differ from the last analysis's (what its names are bound
+    to is then the same to a rule: the same code, the same facts)."""
+    if previous is None:
+        return True
+    now, then = facts.values, previous.values
+    off_now, off_then = facts.grad_not_on, previous.grad_not_on
+    for node in ast.walk(stmt):
+        if not _same(now.get(node), then.get(node)) or (node in off_now) != (node in off_then):
+            return True
+    return False
 
 
 _BUILTINS = frozenset(vars(builtins))

@@ -183,6 +183,8 @@ class ModuleIndex:
             previous.name_loads if reuse else {}, dropped, added, "name_loads")
         self.callee_names: dict[str | None, int] = _counted(  # calls by the callee's last name
             previous.callee_names if reuse else {}, dropped, added, "callee_names")
+        self.name_stores: dict[str, int] = _counted(  # stores of a name (as a name, not `x[i] =`) anywhere
+            previous.name_stores if reuse else {}, dropped, added, "name_stores")
         # The parts an edit brought in and took out (every part, when nothing was lent).
         self.added, self.dropped = added, dropped
         self.lent = reuse  # the parts of reused statements are the last index's
@@ -290,6 +292,7 @@ class _Part:
         self.nodes: list[tuple[ast.AST, Scope]] = []
         self.scopes: list[tuple[ast.AST, Scope]] = []
         self.name_loads: dict[str, int] = {}
+        self.name_stores: dict[str, int] = {}
         self.calls_by_name: dict[str, list] = {}
         self.attribute_stores: list[tuple[Scope, str, str]] = []
         self.method_called_on: dict[ast.Call, str] = {}
@@ -388,6 +391,8 @@ class _Part:
         self._mention(scope, node.id)
         if node.ctx.__class__ is ast.Load:
             self.name_loads[node.id] = self.name_loads.get(node.id, 0) + 1
+        elif node.ctx.__class__ is ast.Store:
+            self.name_stores[node.id] = self.name_stores.get(node.id, 0) + 1
 
     def _visit_Attribute(self, node: ast.Attribute, scope: Scope) -> None:
         value = node.value
@@ -494,6 +499,7 @@ class _Part:
             target_scope = target_scope.parent
         self._bind_target(target_scope, node.target, node, None)
         self._mention(target_scope, node.target.id)
+        self.name_stores[node.target.id] = self.name_stores.get(node.target.id, 0) + 1
 
     def _visit_For(self, node, scope: Scope) -> None:
         self._visit(node.iter, scope)

@@ -21,6 +21,7 @@ from torchwise.source import SourceFile
 
 class Reach(enum.Enum):
     NAMES = "names"
+    CODE = "code"
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,8 @@ class Rule:
     # For a rule that is not local, how far beyond the unit holding a node it reads, when it reads a bounded
     # part of the file: the engine then asks it again about a unit whose code and facts did not change only
     # when something in that reach changed. NAMES: what the names of the unit's code are bound to in the module
-    # (module-level statements, other defs and classes, and what their names are bound to in turn); with
+    # (module-level statements, other defs and classes, and what their names are bound to in turn); CODE: that,
+    # every mention of those names in module-level code, and the facts of the functions it calls; with
     # ``outside``, what it reads of the whole file besides. None: anywhere (asked everywhere, every time).
     # tests/test_incremental_scale.py checks the result equals a fresh analysis.
     reach: ClassVar["Reach | None"] = None

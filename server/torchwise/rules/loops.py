@@ -11,8 +11,9 @@ from typing import Iterator
 
 from torchwise.analysis.scopes import Scope
 from torchwise.findings import Finding, Fix, Position, Severity, Span
-from torchwise.rules.base import Context, Invalid, Rule, Valid
+from torchwise.rules.base import Context, Invalid, Reach, Rule, Valid
 from torchwise.vectorize.loops import match_call, match_loop
+from torchwise.vectorize.ranges import _a_read
 
 _NOT_FLAGGED = (
     # A recurrence: each step reads the previous one.
@@ -26,7 +27,46 @@ _NOT_FLAGGED = (
 )
 
 
-class _LoopRule(Rule):
+class _Vectorized(Rule):
+    """A pattern the vectorizer recognizes. It reads the loop's function (its code and facts), what the names there
+    mean in the module, module-level code mentioning them, the code and facts of the functions the loop calls,
+    the default dtype and device, and for an index tensor whether any mention of its name in the file may change
+    it (``ranges.nonnegative_name``)."""
+
+    reach = Reach.CODE
+
+    def outside(self, ctx: Context) -> tuple:
+        facts = ctx.facts
+        return facts.default_float, facts.default_float_why, facts.default_device, _not_only_read(ctx)
+
+
+def _not_only_read(ctx: Context) -> frozenset:
+    """The names some mention of which, anywhere in the file, is more than a read of what the name holds: a second
+    store, a `del`, a `global`, an in-place method, an alias... (what ``ranges._only_read`` looks for)."""
+    cache = ctx.memo.setdefault("loops.not_only_read", [])
+    if not cache:
+        stored = (name for name, count in ctx.index.name_stores.items() if count > 1)
+        cache.append(frozenset(stored).union(*ctx.per_statement("loops.not_read", _not_read_in)))
+    return cache[0]
+
+
+def _not_read_in(stmt: ast.stmt) -> frozenset:
+    """The names a top-level statement mentions other than by storing or reading them (`del x`, `x.add_(1)`)."""
+    parents: dict = {}
+    found = set()
+    for node in ast.walk(stmt):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            found.update(node.names)
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store) and node.id not in found and (
+                isinstance(node.ctx, ast.Del) or not _a_read(node, parents.get(node), parents)):
+            found.add(node.id)
+    return frozenset(found)
+
+
+class _LoopRule(_Vectorized):
     node_types = (ast.For,)
 
     def check(self, node: ast.For, scope: Scope, ctx: Context) -> Iterator[Finding]:
@@ -36,7 +76,7 @@ class _LoopRule(Rule):
         yield Finding(self.code, match.message, self.severity, _header_span(ctx, node), _fixes(match))
 
 
-class _CallRule(Rule):
+class _CallRule(_Vectorized):
     node_types = (ast.Call, ast.ListComp)
     # `torch.tensor([...])` / `torch.stack([...])` / `torch.cat([...])` comprehensions, the builtins over a
     # tensor, and list comprehensions of Python numbers.

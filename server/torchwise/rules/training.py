@@ -624,7 +624,7 @@ class EvalWithoutEvalMode(Rule):
     name = "evaluation-in-training-mode"
     severity = Severity.WARNING
     node_types = (ast.With, ast.AsyncWith)
-    reach = Reach.NAMES  # what the model is bound to, and the code of its class and of the classes it builds
+    reach = Reach.CODE  # what the model is bound to, the code of its class and of the classes that builds
     summary = ("Flags an evaluation pass under `torch.no_grad()` / `torch.inference_mode()` after a training loop, "
                "of a model with dropout or batch-norm, with no `model.eval()` before it.")
     why = ("`no_grad()` only stops recording gradients; it does not change the model's mode. In training mode "
