@@ -359,6 +359,28 @@ def test_scatters(r):
 
 @MANY
 @given(st.randoms(use_true_random=False))
+def test_scatters_into_a_parameter(r):
+    """``totals[c] += p`` in a function whose index tensor is a parameter: no wrap below zero only where every
+    call passes a tensor made >= 0 that nothing changes, and the function only reads it (the near-misses: a
+    call passing negatives, a second call, the function passed around, the parameter changed inside, another
+    argument position that the function writes, an index made negative after the call is decided)."""
+    n, k = r.choice([0, 1, 8, 30]), r.choice([1, 4])
+    low = -k if r.random() < 0.25 else 0
+    body = ["def update(points, assign, k):", f"    totals = torch.zeros(k, {2})", "    counts = torch.zeros(k)"]
+    if r.random() < 0.15:
+        body.append(r.choice(["    assign = assign - 1", "    assign[:1] = -1", "    assign.neg_()"]))
+    body += ["    for p, c in zip(points, assign):", "        totals[c] += p", "        counts[c] += 1",
+             "    return totals, counts"]
+    lines = [seed(r), f"points = {tensor(r, (n, 2), r.choice(FLOATS))}",
+             f"assign = torch.randint({low}, {k}, ({n},))"] + un_nonnegative(r, "assign", n) + body
+    lines.append(r.choice(["result = update(points, assign, {k})", "result = update(points, assign=assign, k={k})",
+                           "result = update(points, assign, {k})\nother = update(points, assign - 1, {k})",
+                           "g = update\nresult = g(points, assign, {k})"]).format(k=k))
+    counted("scatters into a parameter", program(lines), tolerance=1e-4 * max(1, n))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
 def test_ragged_stores(r):
     b, t, h = r.choice([0, 1, 5]), r.choice([1, 4]), r.choice([1, 2])
     low = r.choice([0, 0, -t - 1])  # negative bounds count from the end, as Python slices do
