@@ -171,8 +171,10 @@ REACH_SNIPPETS = [
 
 
 def observed(analysis):
-    """Findings with their fixes' titles, and every fact (fresh symbols numbered apart: equal up to that)."""
-    findings = [(f.code, f.span, f.message, f.severity, [fix.title for fix in f.fixes]) for f in analysis.findings]
+    """Findings with their fixes' titles, and every fact. Fresh symbols (`n#12`) are numbered by one counter for
+    the whole process: a unit reused from an older analysis holds older numbers, so they compare as `n#`."""
+    findings = [(f.code, f.span, _FRESH.sub("#", f.message), f.severity,
+                 [_FRESH.sub("#", fix.title) for fix in f.fixes]) for f in analysis.findings]
     facts = None
     if analysis.facts is not None:
         facts = sorted((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, type(node).__name__,
