@@ -9,7 +9,6 @@ calls a method on it that only tensors have (`y.clone()`, `y.size(0)`: numpy's `
 from __future__ import annotations
 
 import ast
-import weakref
 from typing import Iterator, Optional
 
 from torchwise.analysis.scopes import BindingKind, Scope, ScopeKind
@@ -50,14 +49,10 @@ _TENSOR_FUNCTIONS = frozenset({
 })
 _TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.nn.Parameter"})
 
-_CACHE: "weakref.WeakKeyDictionary[Context, dict]" = weakref.WeakKeyDictionary()
-
-
 def _cache(ctx: Context) -> dict:
-    cache = _CACHE.get(ctx)
-    if cache is None:
-        cache = _CACHE[ctx] = {}
-    return cache
+    """This analysis's caches, kept with its context: they hold a ``Tensors`` that holds the context, which a
+    weak-keyed table would keep alive for good (every analysis of a session stayed in memory)."""
+    return ctx.memo.setdefault("sync", {})
 
 
 def _own_nodes(body: list) -> Iterator[ast.AST]:
