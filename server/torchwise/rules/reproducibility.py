@@ -136,6 +136,8 @@ def _randomness(ctx: Context) -> _Randomness:
     found = _Randomness({}, set(), False)
     for share in ctx.per_statement("reproducibility.randomness", lambda stmt: _randomness_in(ctx, stmt),
                                    resolved=True):
+        if share is None:
+            continue
         found.everything |= share.everything
         found.seeded |= share.seeded
         for library, (qualname, call) in share.draws.items():
@@ -145,8 +147,9 @@ def _randomness(ctx: Context) -> _Randomness:
     return found
 
 
-def _randomness_in(ctx: Context, stmt: ast.stmt) -> _Randomness:
-    """One top-level statement's seeds and draws, its first draw of each library as (qualname, the call)."""
+def _randomness_in(ctx: Context, stmt: ast.stmt) -> Optional[_Randomness]:
+    """One top-level statement's seeds and draws, its first draw of each library as (qualname, the call); None
+    when it has none (most: kept with every statement)."""
     found = _Randomness({}, set(), False)
     for call, scope in ctx.index.parts[stmt].nodes:
         if call.__class__ is not ast.Call:
@@ -165,7 +168,7 @@ def _randomness_in(ctx: Context, stmt: ast.stmt) -> _Randomness:
             _first(found.draws, "numpy", qualname, call)
         elif qualname.startswith("random.") and qualname.count(".") == 1 and qualname[7:] in _RANDOM_DRAWS:
             _first(found.draws, "random", qualname, call)
-    return found
+    return found if found.everything or found.seeded or found.draws else None
 
 
 def _first(draws: dict, library: str, qualname: str, call: ast.Call) -> None:
