@@ -213,13 +213,21 @@ class ElementwiseMapLoop(_LoopRule):
                 "for i in range(len(labels)):\n    one_hot[i, labels[i]] = 1\n",
                 "import torch\nlabels = torch.randint(0, 10, (256,))\none_hot = torch.zeros(len(labels), 10)\n"
                 "one_hot[torch.arange(len(labels)), labels] = 1\n"),
-        # Duplicate indices add up, negative ones wrap, too large ones raise: as in the loop.
+        # Duplicate indices add up, too large ones raise: as in the loop. Every call passes labels made by
+        # `randint(0, ...)` and the function only reads them: no negative index to wrap.
         Invalid("import torch\ndef class_sums(feats, labels):\n    sums = torch.zeros(10, 64)\n"
                 "    for i in range(len(labels)):\n        sums[labels[i]] += feats[i]\n    return sums\n"
                 "s = class_sums(torch.randn(600, 64), torch.randint(0, 10, (600,)))\n",
                 "import torch\ndef class_sums(feats, labels):\n    sums = torch.zeros(10, 64)\n"
-                "    sums.index_add_(0, torch.where(labels < 0, labels + sums.shape[0], labels), feats)\n"
+                "    sums.index_add_(0, labels, feats)\n"
                 "    return sums\ns = class_sums(torch.randn(600, 64), torch.randint(0, 10, (600,)))\n"),
+        # Labels that may be negative wrap from the end, as Python's indexing in the loop does.
+        Invalid("import torch\ndef class_sums(feats, labels):\n    sums = torch.zeros(10, 64)\n"
+                "    for i in range(len(labels)):\n        sums[labels[i]] += feats[i]\n    return sums\n"
+                "s = class_sums(torch.randn(600, 64), torch.randint(-10, 10, (600,)))\n",
+                "import torch\ndef class_sums(feats, labels):\n    sums = torch.zeros(10, 64)\n"
+                "    sums.index_add_(0, torch.where(labels < 0, labels + sums.shape[0], labels), feats)\n"
+                "    return sums\ns = class_sums(torch.randn(600, 64), torch.randint(-10, 10, (600,)))\n"),
         # Labels made by `randint(0, ...)` and never changed hold no negative index: no wrap needed.
         Invalid("import torch\nfeats = torch.randn(600, 64)\nlabels = torch.randint(0, 10, (600,))\n"
                 "sums = torch.zeros(10, 64)\nfor i in range(len(labels)):\n    sums[labels[i]] += feats[i]\n",
@@ -426,7 +434,7 @@ class ReductionLoop(_LoopRule):
                 "    counts[i] += counts[i - 1]\n",
                 "import torch\ncounts = torch.randint(0, 10, (500,))\ncounts.cumsum_(0)\n"),
         Invalid("import torch\nA = torch.randn(200, 200)\ntr = 0.0\nfor i in range(A.shape[0]):\n    tr += A[i, i]\n",
-                "import torch\nA = torch.randn(200, 200)\ntr = A.diagonal().sum()\n"),
+                "import torch\nA = torch.randn(200, 200)\ntr = A.trace()\n"),
     )
 
 
