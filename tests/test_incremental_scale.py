@@ -251,6 +251,35 @@ REACH_CASES = {
     "numpy-draw": (
         "import torch\nimport numpy as np\n\n\ndef f():\n    torch.manual_seed(0)\n",
         "import torch\nimport numpy as np\nv = np.random.rand(3)\n\n\ndef f():\n    torch.manual_seed(0)\n"),
+    # TW203 on a module-level loop kept as it was: what the function it walks returns changes.
+    "module-loop-walks-a-function": (
+        "import torch\n\n\ndef make():\n    return torch.randn(5)\n\n\nout = []\nfor v in make():\n"
+        "    out.append(v.item())\n",
+        "import torch\n\n\ndef make():\n    return [1.0, 2.0]\n\n\nout = []\nfor v in make():\n"
+        "    out.append(v.item())\n"),
+    # ...and what a module-level name it walks is bound to, by a function.
+    "module-loop-walks-a-name": (
+        "import torch\n\n\ndef make():\n    return torch.randn(5)\n\n\ndata = make()\nout = []\nfor v in data:\n"
+        "    out.append(v.item())\n",
+        "import torch\n\n\ndef make():\n    return [1.0, 2.0]\n\n\ndata = make()\nout = []\nfor v in data:\n"
+        "    out.append(v.item())\n"),
+    # TW703 on a module-level evaluation kept as it was (its names untouched): the module-level loop before it
+    # starts stepping the optimizer.
+    "module-code-around": (
+        "import torch\nfrom torch import nn\nmodel = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\ndef later(o):\n    o.step()\n\n\n"
+        "for batch in range(3):\n    opt.zero_grad()\n    model(torch.randn(2, 4)).sum().backward()\n\n"
+        "with torch.no_grad():\n    pred = model(torch.randn(2, 4))\n",
+        "import torch\nfrom torch import nn\nmodel = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\ndef later(o):\n    o.step()\n\n\n"
+        "for batch in range(3):\n    opt.zero_grad()\n    model(torch.randn(2, 4)).sum().backward()\n    opt.step()\n\n"
+        "with torch.no_grad():\n    pred = model(torch.randn(2, 4))\n"),
+    # TW704 on a module-level loop kept as it was: module-level code elsewhere clears the gradients.
+    "module-code-clears": (
+        "import torch\nmodel = torch.nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for step in range(3):\n    model(torch.randn(2, 4)).sum().backward()\n    opt.step()\n",
+        "import torch\nmodel = torch.nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for step in range(3):\n    model(torch.randn(2, 4)).sum().backward()\n    opt.step()\nopt.zero_grad()\n"),
     # TW205: the file starts checking for CUDA.
     "cuda-check": (
         "import torch\n\n\ndef f(x):\n    return x.to('cuda')\n",

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from torchwise.analysis.infer import Inference
+from torchwise.analysis.values import ScalarValue
 from torchwise.analysis.scopes import ModuleIndex
 from torchwise.config import RuleConfig
 from torchwise.findings import Finding
@@ -74,11 +75,12 @@ def _analyze(text: str, path: str, config: RuleConfig, rules: Sequence[Rule], pr
     reach = _Reach(ctx, active, previous if same_rules else None)
     analysis.outside = reach.outside
     for stmt, start, end in index.top_level:
-        plan = plans.get(stmt) if _unchanged_body(stmt, facts, previous) is not None else None
-        if plan is not None:  # a reused unit: the same nodes, so the same (offset, rule) pairs
+        unit = isinstance(stmt, _UNITS)
+        plan = plans.get(stmt) if reach.holds(stmt, unit) else None
+        if plan is not None:  # a reused statement: the same nodes, so the same (offset, rule) pairs
             work = plan.always + plan.fired
             again = reach.rules_for(stmt)
-            if again:  # rules whose reach changed: asked again about the unit's body
+            if again:  # rules whose reach changed: asked again about the statement's code
                 done = {pair[:2] for pair in work}
                 work += [pair for pair in _all_pairs(stmt, nodes, start, end, dispatch)
                          if pair[3] and pair[2] in again and pair[:2] not in done]
@@ -97,13 +99,12 @@ def _analyze(text: str, path: str, config: RuleConfig, rules: Sequence[Rule], pr
                     continue
                 finding.severity = config.severity_of(finding.code, finding.severity) or finding.severity
                 analysis.findings.append(finding)
-            if in_body and (rule.local or rule.reach is not None):
+            if in_body and (rule.reach is not None or rule.local and unit):
                 if found:
                     fired.append(pair)
             else:
                 always.append(pair)
-        if isinstance(stmt, _UNITS):
-            analysis.plans[stmt] = _Plan(plan.always if plan is not None else always, fired)
+        analysis.plans[stmt] = _Plan(plan.always if plan is not None else always, fired)
     analysis.findings = one_per_site(analysis.findings)
     analysis.findings.sort(key=lambda f: (f.span.start, f.code))
     return analysis
@@ -189,16 +190,30 @@ class _Reach:
         self.coding = frozenset(rule for rule in self.reaching if rule.reach is Reach.CODE)
         self.stale: set | None = None  # the statements that mention a changed name; None: all of them
         self.stale_code: set | None = None  # the same for CODE
+        self.facts, self.previous_facts = ctx.facts, previous.facts if previous is not None else None
         if previous is not None and ctx.index.lent:
             self._find(ctx, previous)
+        # Module-level code the edit left as it was: a module-level statement with the same facts keeps its plan.
+        self.module_code_kept = self.stale is not None and all(
+            part.unit for part in ctx.index.added + ctx.index.dropped)
         ctx.stale = self.stale
         self.outside = {rule.code: rule.outside(ctx) for rule in self.reaching}
         old = previous.outside if previous is not None else {}
         self.everywhere = frozenset(rule for rule in self.reaching if self.stale is None or rule.code not in old
                                     or old[rule.code] != self.outside[rule.code])
 
+    def holds(self, stmt: ast.stmt, unit: bool) -> bool:
+        """Whether the last analysis's plan for ``stmt`` holds: a def or class whose analysis was reused (the same
+        nodes, the same facts), or a module-level statement with the same facts in unchanged module-level code
+        (its local rules still run: they may read the module's code around it)."""
+        if self.previous_facts is None:
+            return False
+        if unit:
+            return stmt in self.facts.reused
+        return self.module_code_kept and not _facts_changed(stmt, self.facts, self.previous_facts)
+
     def rules_for(self, stmt: ast.stmt) -> frozenset:
-        """The rules with a reach to ask again about the body of ``stmt``, a reused unit."""
+        """The rules with a reach to ask again about the code of ``stmt``, a reused statement."""
         if self.stale is None or stmt in self.stale:
             return self.reaching
         if stmt in self.stale_code:
@@ -264,15 +279,29 @@ def _mentioning(statements: list, changed: set, passes_on) -> set:
 
 def _facts_changed(stmt: ast.stmt, facts: Inference, previous: Inference | None) -> bool:
     """Whether a reused module-level statement's facts differ from the last analysis's (what its names are bound
-    to is then the same to a rule: the same code, the same facts)."""
+    to is then the same to a rule: the same code, the same facts). Its nodes are listed once, kept with it."""
     if previous is None:
         return True
-    now, then = facts.values, previous.values
-    off_now, off_then = facts.grad_not_on, previous.grad_not_on
-    for node in ast.walk(stmt):
-        if not _same(now.get(node), then.get(node)) or (node in off_now) != (node in off_then):
+    memo = facts.index.parts[stmt].memo
+    found = memo.get("engine.nodes")
+    if found is None:  # (its statements: only statements run with grad off or on)
+        nodes = list(ast.walk(stmt))
+        found = memo["engine.nodes"] = (nodes, [node for node in nodes if isinstance(node, ast.stmt)])
+    nodes, statements = found
+    now, then = facts.values.get, previous.values.get
+    for node in nodes:
+        a = now(node)
+        b = then(node)
+        if a is not b and not _equal_fact(a, b):
             return True
-    return False
+    off_now, off_then = facts.grad_not_on, previous.grad_not_on
+    return any((node in off_now) != (node in off_then) for node in statements)
+
+
+def _equal_fact(a, b) -> bool:
+    """Two facts the same to a rule: equal, of one type (module-level code is analysed again on every edit, so
+    its facts are equal, not the same objects; a number's repr tells 0.0 from -0.0, which == does not)."""
+    return a.__class__ is b.__class__ and a == b and (a.__class__ is not ScalarValue or repr(a) == repr(b))
 
 
 _BUILTINS = frozenset(vars(builtins))
@@ -305,25 +334,18 @@ def _pair_order(pair: tuple) -> tuple:
 
 
 def _all_pairs(stmt: ast.stmt, nodes: list, start: int, end: int, dispatch: "_Dispatch") -> list:
-    """Every (offset, place, rule, in body) pair of a top-level statement, in node order then rule order."""
+    """Every (offset, place, rule, in body) pair of a top-level statement, in node order then rule order. Of a
+    def or class, the nodes of its body are in its body (not its decorators and bases); of a module-level
+    statement, all are."""
     body = getattr(stmt, "body", None) if isinstance(stmt, _UNITS) else None
     first = (body[0].lineno, body[0].col_offset) if body else None
     pairs = []
     for i in range(start, end):
         node, scope = nodes[i]
-        in_body = first is not None and (node.lineno, node.col_offset) >= first
+        in_body = (node.lineno, node.col_offset) >= first if first is not None else body is None
         for k, rule in enumerate(dispatch.rules_for(node, scope)):
             pairs.append((i - start, k, rule, in_body))
     return pairs
-
-
-def _unchanged_body(stmt: ast.stmt, facts: Inference, previous: Analysis | None) -> tuple[int, int] | None:
-    """Where the body of a top-level function or class starts, when its inference was reused from
-    ``previous`` (same nodes, same facts); its decorators and bases are evaluated with the module's code."""
-    if previous is None or stmt not in facts.reused:
-        return None
-    first = stmt.body[0]
-    return first.lineno, first.col_offset
 
 
 class _Dispatch:

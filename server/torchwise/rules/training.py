@@ -861,15 +861,31 @@ class LoadWithoutWeightsOnly(Rule):
         if not assigned or len(assigned[0].targets) != 1 or not isinstance(assigned[0].targets[0], ast.Name):
             return False
         name = assigned[0].targets[0].id
-        for other in _own_calls(ctx, scope):
+        for other in _calls_on(ctx, scope).get(name, ()):
             if _position(other) > _position(node):
                 func = other.func
-                if isinstance(func, ast.Name) and func.id == name:
+                if isinstance(func, ast.Name):
                     return True
-                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name \
-                        and func.attr in ("eval", "train", "parameters", "forward", "state_dict", "to", "cuda"):
+                if func.attr in ("eval", "train", "parameters", "forward", "state_dict", "to", "cuda"):
                     return True
         return False
+
+
+def _calls_on(ctx: Context, scope: Scope) -> dict:
+    """The calls of a scope's own code by the name they call (`f(...)`) or call a method of (`f.eval()`), once per
+    analysis (each `torch.load` of the module's code read all of its calls)."""
+    cache = _cache(ctx).setdefault("calls_on", {})
+    body = _body(scope)
+    if id(body) not in cache:
+        found: dict = {}
+        for call in _own_calls(ctx, scope):
+            func = call.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                found.setdefault(func.value.id, []).append(call)
+            elif isinstance(func, ast.Name):
+                found.setdefault(func.id, []).append(call)
+        cache[id(body)] = (body, found)  # (the body kept: its id stays)
+    return cache[id(body)][1]
 
 
 RULES = (SoftmaxIntoCrossEntropy, SigmoidIntoBCEWithLogits, EvalWithoutEvalMode, MissingZeroGrad,
