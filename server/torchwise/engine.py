@@ -11,7 +11,7 @@ from typing import Sequence
 
 from torchwise.analysis.infer import Inference
 from torchwise.analysis.values import ScalarValue
-from torchwise.analysis.scopes import ModuleIndex
+from torchwise.analysis.scopes import BindingKind, ModuleIndex
 from torchwise.config import RuleConfig
 from torchwise.findings import Finding
 from torchwise.rules import ALL_RULES
@@ -252,6 +252,10 @@ class _Reach:
             return part.unit or not names.isdisjoint(classes) or new_facts(stmt, part, names)
 
         self.stale = _mentioning(pending, changed, new_facts)
+        # (A mention matters for what a name is assigned: not for a name only imported, or bound nowhere.)
+        bindings = index.module_scope.bindings
+        mentioned = {name for name in mentioned
+                     if any(binding.kind is not BindingKind.IMPORT for binding in bindings.get(name, ()))}
         self.stale_code = _mentioning(pending, changed | mentioned | again, new_code)
 
 
