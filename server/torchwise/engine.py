@@ -107,6 +107,7 @@ def _analyze(text: str, path: str, config: RuleConfig, rules: Sequence[Rule], pr
         analysis.plans[stmt] = _Plan(plan.always if plan is not None else always, fired)
     analysis.findings = one_per_site(analysis.findings)
     analysis.findings.sort(key=lambda f: (f.span.start, f.code))
+    ctx.memo.clear()  # the rules' caches hold the context (a cycle): without them it goes with the analysis
     return analysis
 
 
