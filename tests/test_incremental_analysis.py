@@ -89,7 +89,8 @@ _FRESH = re.compile(r"#\d+")  # fresh symbols (`n#12`) are numbered globally: eq
 
 
 def observed(analysis: Analysis):
-    findings = [(f.code, f.span, f.message, f.severity, [fix.title for fix in f.fixes]) for f in analysis.findings]
+    findings = [(f.code, f.span, _FRESH.sub("#", f.message), f.severity,
+                 [_FRESH.sub("#", fix.title) for fix in f.fixes]) for f in analysis.findings]
     facts = None
     if analysis.facts is not None:
         facts = sorted((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, type(node).__name__,

@@ -11,7 +11,6 @@ it changed: after random edits made to move exactly that, the findings and facts
 from __future__ import annotations
 
 import ast
-import re
 import sys
 from pathlib import Path
 
@@ -21,6 +20,9 @@ from hypothesis import strategies as st
 
 from torchwise.analysis.scopes import ModuleIndex, Scope
 from torchwise.engine import analyze
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_incremental_analysis import edit, observed  # noqa: E402  (one edit maker and comparison for both)
 
 ROOT = Path(__file__).parent.parent
 FILES = sorted((ROOT / "tests" / "corpus").glob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
@@ -44,21 +46,6 @@ SNIPPETS = [
     "(\n",
     "",
 ]
-
-
-def _indent_at(lines: list[str], at: int) -> str:
-    for line in lines[at:]:
-        if line.strip():
-            return line[:len(line) - len(line.lstrip())]
-    return ""
-
-
-def edit(text: str, at: int, delete: int, snippet: str) -> str:
-    lines = text.splitlines(keepends=True)
-    at = min(at, len(lines))
-    indent = _indent_at(lines, at)
-    inserted = "".join(indent + line if line.strip() else line for line in snippet.splitlines(keepends=True))
-    return "".join(lines[:at]) + inserted + "".join(lines[at + delete:])
 
 
 def _dump(tree: ast.Module) -> str:
@@ -168,22 +155,6 @@ REACH_SNIPPETS = [
     "pass\n",
     "",
 ]
-
-
-def observed(analysis):
-    """Findings with their fixes' titles, and every fact. Fresh symbols (`n#12`) are numbered by one counter for
-    the whole process: a unit reused from an older analysis holds older numbers, so they compare as `n#`."""
-    findings = [(f.code, f.span, _FRESH.sub("#", f.message), f.severity,
-                 [_FRESH.sub("#", fix.title) for fix in f.fixes]) for f in analysis.findings]
-    facts = None
-    if analysis.facts is not None:
-        facts = sorted((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, type(node).__name__,
-                        _FRESH.sub("#", repr(value))) for node, value in analysis.facts.values.items()
-                       if hasattr(node, "lineno"))
-    return findings, facts
-
-
-_FRESH = re.compile(r"#\d+")
 
 
 @settings(max_examples=70, deadline=None)

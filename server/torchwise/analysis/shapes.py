@@ -752,9 +752,9 @@ def index(shape: MaybeShape, items: Sequence[object]) -> MaybeShape:
         else:
             return None
     out.extend(shape[pos:])
-    places = [i for i, d in enumerate(out) if isinstance(d, Gather)]
-    if not places:
+    if not advanced:  # basic indexing (most subscripts): no block to place
         return tuple(out)
+    places = [i for i, d in enumerate(out) if isinstance(d, Gather)]
     block = broadcast(*(out[i].shape for i in places))  # raises for index shapes that do not broadcast
     rest = [d for d in out if not isinstance(d, Gather)]
     if places[-1] - places[0] + 1 == len(places):  # adjacent: the block stays where they are
