@@ -140,7 +140,8 @@ class _LoopMatcher(_Base):
             if accumulation is not None:
                 return accumulation
             if _few_whole_slices(loop):
-                return None
+                found = self.general()
+                return found if found is not None and found.build is not None else None
             special = self.special()
             if special is not None:
                 return special
@@ -636,9 +637,10 @@ _FEW = 3  # iterations
 
 def _few_whole_slices(loop: ast.For) -> bool:
     """``for i in range(3): mean[i] = x[:, i].mean(0)``: a literal handful of iterations, each reading whole slices
-    (every read by the index keeps a ``:`` dim), is not a per-element loop: it runs a few big ops already, so a rewrite
-    gains nothing and a finding is noise (init code, the x and y of a grid). A quadratic ``torch.cat``
-    accumulation is judged before this (it is a pitfall at any count)."""
+    (every read by the index keeps a ``:`` dim), is not a per-element loop: it runs a few big ops already, so a finding
+    without a fix is noise (init code, the x and y of a grid). Only a proven rewrite is offered there (the loop and
+    its outputs' allocations become one op per output: ``mean = x.mean(dim=0)``, as fast or faster). A quadratic
+    ``torch.cat`` accumulation is judged before this (it is a pitfall at any count)."""
     iterable = loop.iter
     if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
             and 1 <= len(iterable.args) <= 2 and not iterable.keywords
