@@ -25,8 +25,8 @@ _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Floor
 
 
 def dim_text(dim) -> str:
-    if isinstance(dim, Sym) and dim.is_fresh:
-        return "?"
+    if isinstance(dim, Sym) and any("#" in name for name in dim.symbols):
+        return "?"  # a size made up for an unknown, or arithmetic on one (`n#7 - 2`): its name means nothing
     return str(dim)
 
 

@@ -44,7 +44,20 @@ _LOOP_PASSES = 3  # a loop body is re-run until its facts are stable, at most th
 _MAX_CALL_SITES = 64
 _MAX_CALL_DEPTH = 12  # calls analysed inside calls
 _MAX_SPECIALIZATIONS = 400  # calls analysed with their arguments' facts, per analysis of a module
+_MAX_TRIALS = 48  # parameters whose rank is tried (each rank: one run of the body), per analysis of a module
+_TRIAL_RANKS = range(1, 7)  # a rank is decided when exactly one of these (and not the largest) can run
 _CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+# What every nn.Module instance has without __init__ setting it: reading one never fails.
+_MODULE_ATTRIBUTES = frozenset({
+    "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init", "children", "compile", "cpu",
+    "cuda", "double", "dump_patches", "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state",
+    "get_parameter", "get_submodule", "half", "ipu", "load_state_dict", "modules", "mtia", "named_buffers",
+    "named_children", "named_modules", "named_parameters", "parameters", "register_backward_hook",
+    "register_buffer", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+    "register_module", "register_parameter", "register_state_dict_post_hook", "register_state_dict_pre_hook",
+    "requires_grad_", "set_extra_state", "set_submodule", "share_memory", "state_dict", "to", "to_empty", "train",
+    "training", "type", "xpu", "zero_grad"})
 # Decorators that leave a function what it is, for a call's purposes.
 _PLAIN_DECORATORS = frozenset({"staticmethod", "torch.no_grad", "torch.inference_mode", "torch.enable_grad",
                                "torch.jit.ignore", "torch.jit.unused", "torch.compiler.disable", "torch.jit.export"})
@@ -177,6 +190,12 @@ class Inference:
         self._built: dict = {}  # (class node, an instance's arguments) -> what its __init__ sets, run with them
         self._active: list = []  # the callee nodes being specialized (a recursive call gets nothing)
         self._specializations = 0  # how many were analysed: bounded per analysis
+        # Rank trials (``_ranks_by_trial``): while one runs, [whether an op certainly raised on every path].
+        self._trial: Optional[list] = None
+        self._maybe_depth = 0  # > 0 where the code runs on some paths only (a branch, a loop body, a handler)
+        self._trials_left = _MAX_TRIALS
+        self._forced = None  # a map(...) or generator that an unpacking runs to its end (every item)
+        self._by_trial: set = set()  # ids of the parameter values a trial decided (use still names their dims)
         self._bindings = _bindings_signature(index.module_scope)
         # Every name each def or top-level statement mentions, kept for the nodes the incremental parse reused.
         self._names_in: dict = dict(getattr(previous, "_names_in", {})) if previous is not None else {}
@@ -726,7 +745,59 @@ class Inference:
             env.vars[args.kwarg.arg] = MappingValue(extra)
         if not self._specializing:
             self._parameters_by_use(node, env)
+            if node.name != "__init__":
+                self._ranks_by_trial(node, env)
         return env
+
+    def _ranks_by_trial(self, node, env: Env) -> None:
+        """A parameter nothing tells about (no caller seen, no annotation), used as a tensor whose rank the body
+        fixes, however indirectly: ``x = self.norm(x)``, ``qkv = self.to_qkv(x).chunk(3, dim=-1)``, then
+        ``map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=h), qkv)``. The body is run once per rank; when
+        every rank but one makes an op certainly raise on a path every call takes, a call that returns had that
+        rank, and the parameter has it (its sizes unnamed, unless a use names them)."""
+        args = node.args
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            value = env.vars.get(arg.arg)
+            if not isinstance(value, SymbolicValue) or value.is_int or self._trials_left <= 0 \
+                    or arg.arg in self._int_names.get(node, ()):
+                continue
+            self._trials_left -= 1
+            possible = [rank for rank in _TRIAL_RANKS if not self._raises_with(node, env, arg.arg, rank)]
+            if len(possible) == 1 and possible[0] != _TRIAL_RANKS[-1]:
+                shape = tuple(_stable_fresh(arg.arg, (id(node), arg.arg, i)) for i in range(possible[0]))
+                env.vars[arg.arg] = TensorValue(shape=shape)
+                self._by_trial.add(id(env.vars[arg.arg]))
+
+    def _raises_with(self, node, env: Env, name: str, rank: int) -> bool:
+        """Whether the body, run with ``name`` a tensor of ``rank`` unknown sizes, certainly raises."""
+        shape = tuple(Sym.fresh(name) for _ in range(rank))
+        trial_env = Env(env.scope, {**env.vars, name: TensorValue(shape=shape)}, env.self_class)
+        saved = self._trial, self._maybe_depth, self._returns
+        self._trial, self._maybe_depth = [False], 0
+        self._active.append(node)
+        try:
+            with self._specialization():
+                self._exec_function_body(node, trial_env)
+            return self._trial[0]
+        finally:
+            self._active.pop()
+            self._trial, self._maybe_depth, self._returns = saved
+
+    def certainly_raises(self) -> None:
+        """An op raises here whatever the unknown sizes are: during a rank trial, on a path every call takes,
+        the rank tried is not the parameter's."""
+        if self._trial is not None and self._maybe_depth == 0:
+            self._trial[0] = True
+
+    @contextmanager
+    def _on_some_paths(self):
+        """Code that runs on some paths only (a branch, a loop body, a handler, a lambda): an error there does
+        not rule a rank out."""
+        self._maybe_depth += 1
+        try:
+            yield
+        finally:
+            self._maybe_depth -= 1
 
     def _parameters_by_use(self, node, env: Env) -> None:
         """A parameter unpacked into names (``b, t = idx.size()``) has that shape from the first line on, as long
@@ -800,23 +871,36 @@ class Inference:
 
     # -- statements ----------------------------------------------------------------------
     def _exec_block(self, body: Iterable[ast.stmt], env: Env) -> None:
-        for stmt in body:
-            if self.grad_enabled is not True:
-                self.grad_not_on.add(stmt)
-            handler = self._STATEMENTS.get(type(stmt))
-            if handler is not None:
-                handler(self, stmt, env)
-            else:
-                for child in ast.iter_child_nodes(stmt):
-                    if isinstance(child, ast.expr):
-                        self.eval(child, env)
-            if isinstance(stmt, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
-                return
+        early = 0  # during a rank trial: the statements after one that may return run on some paths only
+        try:
+            for stmt in body:
+                if self.grad_enabled is not True:
+                    self.grad_not_on.add(stmt)
+                handler = self._STATEMENTS.get(type(stmt))
+                if handler is not None:
+                    handler(self, stmt, env)
+                else:
+                    for child in ast.iter_child_nodes(stmt):
+                        if isinstance(child, ast.expr):
+                            self.eval(child, env)
+                if isinstance(stmt, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+                    return
+                if self._trial is not None and not early and not isinstance(stmt, _SIMPLE_STATEMENTS) \
+                        and _may_return(stmt):
+                    early = 1
+                    self._maybe_depth += 1
+        finally:
+            self._maybe_depth -= early
 
     def _assign(self, stmt: ast.Assign, env: Env) -> None:
-        if len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List)):
+        unpacked = len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List))
+        if unpacked:
             self._shape_by_use(stmt.targets[0], stmt.value, env)
-        value = self.eval(stmt.value, env)
+        saved, self._forced = self._forced, stmt.value if unpacked else None
+        try:
+            value = self.eval(stmt.value, env)
+        finally:
+            self._forced = saved
         for target in stmt.targets:
             self._bind(target, value, env)
 
@@ -829,7 +913,9 @@ class Inference:
             return
         owner, elts = unpacked
         current = self._lookup(owner, env)
-        if current is not None and not isinstance(current, SymbolicValue):
+        if current is not None and not isinstance(current, SymbolicValue) and id(current) not in self._by_trial:
+            return
+        if id(current) in self._by_trial and len(current.shape) != len(elts):
             return
         shape = tuple(self._size_symbol(e, env) for e in elts)
         env.vars[owner] = TensorValue(shape=shape)
@@ -839,8 +925,9 @@ class Inference:
         Sequential) where nothing is known of ``img``: ``img`` has the pattern's shape, ``(b, c, h*ph, w*pw)``,
         from here on (einops raises for any other rank). Its axes are named after the pattern's."""
         first = call.node.args[0] if call.node.args else None
-        if not isinstance(first, ast.Name) or not call.args or call.starred \
-                or (call.args[0] is not None and not isinstance(call.args[0], SymbolicValue)):
+        if not isinstance(first, ast.Name) or not call.args or call.starred or (
+                call.args[0] is not None and not isinstance(call.args[0], SymbolicValue)
+                and id(call.args[0]) not in self._by_trial):
             return
         request = ops_einops.input_pattern(self, qualname, callee, call)
         if request is None:
@@ -914,8 +1001,11 @@ class Inference:
             else:
                 self.values.pop(target, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            items = ops.unpack(self, value, len(target.elts)) if not any(
-                isinstance(e, ast.Starred) for e in target.elts) else None
+            starred = any(isinstance(e, ast.Starred) for e in target.elts)
+            items = ops.unpack(self, value, len(target.elts)) if not starred else None
+            if isinstance(value, SeqValue) and value.kind == "size" and value.items is not None and (
+                    len(value.items) < len(target.elts) - 1 if starred else len(value.items) != len(target.elts)):
+                self.certainly_raises()  # `b, n, d = x.shape` of a 4-d x: too many values to unpack
             for i, elt in enumerate(target.elts):
                 self._bind(elt.value if isinstance(elt, ast.Starred) else elt,
                            items[i] if items is not None else None, env)
@@ -958,8 +1048,9 @@ class Inference:
         body, orelse = env.copy(), env.copy()
         self._narrow(stmt.test, body, True)
         self._narrow(stmt.test, orelse, False)
-        self._exec_block(stmt.body, body)
-        self._exec_block(stmt.orelse, orelse)
+        with self._on_some_paths():
+            self._exec_block(stmt.body, body)
+            self._exec_block(stmt.orelse, orelse)
         ends_body, ends_else = _always_leaves(stmt.body), _always_leaves(stmt.orelse)
         if ends_body and not ends_else:
             merged = orelse
@@ -968,7 +1059,43 @@ class Inference:
         else:
             # Outside loops only: a symbol for "whichever branch ran" stands for one size per frame.
             merged = body.joined(orelse, branch=stmt if self._loop_depth == 0 else None)
+            self._set_on_one_path(env, body, orelse, merged)
         env.vars = merged.vars
+
+    def _set_on_one_path(self, before: Env, body: Env, orelse: Env, merged: Env) -> None:
+        """``if use_cls_token: self.cls_token = nn.Parameter(...)``: an attribute first set on one path only can
+        afterwards be read only where that path ran (elsewhere the read raises AttributeError), so a read sees
+        that path's value. Not for a name the class (or what it inherits) has without being set."""
+        known = self._instance_names(before.self_class)
+        if known is None:
+            return
+        previous = before.vars.get("<self>") or {}
+        mine, theirs = body.vars.get("<self>") or {}, orelse.vars.get("<self>") or {}
+        one_sided = {k: (mine.get(k) if k in mine else theirs.get(k))
+                     for k in mine.keys() ^ theirs.keys() if k not in previous and k not in known}
+        if one_sided:
+            merged.vars["<self>"] = {**merged.vars.get("<self>", {}), **one_sided}
+
+    def _instance_names(self, class_name) -> Optional[frozenset]:
+        """The attributes an instance of ``class_name`` has whether or not a method sets them (class-level names,
+        nn.Module's), or None when a base class is one this file does not show."""
+        info = self.classes.get(class_name) if class_name is not None else None
+        if info is None or not info.is_module:
+            return None
+        names, seen, todo = set(_MODULE_ATTRIBUTES), set(), [info.node]
+        while todo:
+            node = todo.pop()
+            seen.add(node.name)
+            for stmt in node.body:
+                names |= _names_assigned([stmt]) if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                          ast.ClassDef)) else {stmt.name}
+            for base in node.bases:
+                if isinstance(base, ast.Name) and base.id in self.classes:
+                    if base.id not in seen:
+                        todo.append(self.classes[base.id].node)
+                elif self.index.module_scope.qualname(base) not in ops.MODULE_BASES:
+                    return None
+        return frozenset(names)
 
     def _narrow(self, test: ast.expr, env: Env, holds: bool) -> None:
         """What a branch learns from its test: ``isinstance(t, torch.Tensor)`` (or not), ``x is None`` (or not).
@@ -1035,13 +1162,15 @@ class Inference:
         made: set = set()  # the names given loop symbols
         self._loop_depth += 1
         try:
-            self._loop_passes(stmt, is_for, iterable, state, made)
+            with self._on_some_paths():
+                self._loop_passes(stmt, is_for, iterable, state, made)
         finally:
             self._loop_depth -= 1
         if is_for:
             self._count_appends(stmt, iterable, env, state)
         _leave_loop(stmt, state, made)
-        self._exec_block(stmt.orelse, state)
+        with self._on_some_paths():
+            self._exec_block(stmt.orelse, state)
         # The loop may run zero times: what holds after it is the join with what held before.
         env.vars = state.vars
 
@@ -1092,10 +1221,15 @@ class Inference:
                 self.grad_enabled = mode
             if item.optional_vars is not None:
                 self._bind(item.optional_vars, None, env)
-        self._exec_block(stmt.body, env)
+        with self._on_some_paths():  # (a context manager may swallow the error)
+            self._exec_block(stmt.body, env)
         self.grad_enabled = saved
 
     def _try(self, stmt, env: Env) -> None:
+        with self._on_some_paths():
+            self._try_paths(stmt, env)
+
+    def _try_paths(self, stmt, env: Env) -> None:
         before = env.copy()
         self._exec_block(stmt.body, env)
         after = env.copy()
@@ -1410,8 +1544,10 @@ class Inference:
         return ops.compare(self, node, values)
 
     def _bool_op(self, node: ast.BoolOp, env: Env):
-        for value in node.values:
-            self.eval(value, env)
+        self.eval(node.values[0], env)
+        with self._on_some_paths():
+            for value in node.values[1:]:
+                self.eval(value, env)
         return None
 
     def _if_exp(self, node: ast.IfExp, env: Env):
@@ -1423,7 +1559,8 @@ class Inference:
         body, orelse = env.copy(), env.copy()
         self._narrow(node.test, body, True)
         self._narrow(node.test, orelse, False)
-        return _branches_joined(self.eval(node.body, body), self.eval(node.orelse, orelse), id(node))
+        with self._on_some_paths():
+            return _branches_joined(self.eval(node.body, body), self.eval(node.orelse, orelse), id(node))
 
     def _named_expr(self, node: ast.NamedExpr, env: Env):
         value = self.eval(node.value, env)
@@ -1431,6 +1568,12 @@ class Inference:
         return value
 
     def _comprehension(self, node, env: Env):
+        if node is self._forced:  # `q, k, v = (rearrange(t, ...) for t in qkv)`: unpacking runs every item
+            return self._comprehension_items(node, env)
+        with self._on_some_paths():
+            return self._comprehension_items(node, env)
+
+    def _comprehension_items(self, node, env: Env):
         inner = env.copy()
         inner.scope = self.index.scope_of_node.get(node, env.scope)
         for i, generator in enumerate(node.generators):
@@ -1488,7 +1631,8 @@ class Inference:
         self._specializing += 1
         self._active.append(node)
         try:
-            return self.eval(node.body, env)
+            with self._on_some_paths():
+                return self.eval(node.body, env)
         finally:
             self._active.pop()
             self._specializing -= 1
@@ -1603,7 +1747,11 @@ class Inference:
                 saved, self.values = self.values, {}
                 inner = Env(scope, {**env.vars, function.args.args[0].arg: item}, env.self_class)
                 try:
-                    results.append(self.eval(function.body, inner))
+                    if call.node is self._forced:  # `q, k, v = map(lambda t: ..., qkv)`: every item is run
+                        results.append(self.eval(function.body, inner))
+                    else:
+                        with self._on_some_paths():
+                            results.append(self.eval(function.body, inner))
                 finally:
                     per_item.append(self.values)
                     self.values = saved
@@ -1726,6 +1874,9 @@ def _names_assigned(body: Iterable[ast.AST]) -> set[str]:
     return names
 
 
+# Statements with no statement inside (so no `return`).
+_SIMPLE_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass, ast.Assert, ast.Delete,
+                      ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)
 _COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
@@ -2055,6 +2206,18 @@ def _specializable(node, scope: Scope) -> bool:
         if name not in _PLAIN_DECORATORS:
             return False
     return not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node))
+
+
+def _may_return(stmt: ast.stmt) -> bool:
+    """A compound statement with a ``return`` somewhere in it (not in a nested def or class)."""
+    stack = [stmt]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.Return):
+            return True
+        stack.extend(c for c in ast.iter_child_nodes(current) if not isinstance(c, (
+            ast.expr, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+    return False
 
 
 def _own_nodes(node):

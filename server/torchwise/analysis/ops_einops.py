@@ -21,7 +21,7 @@ from torchwise.analysis import layout, shapes
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.shapes import ShapeError
 from torchwise.analysis.tensors import (
-    TORCH_FUNCTIONS, Call, constant, derived, int_of, size_value,
+    TORCH_FUNCTIONS, Call, certainly_raises, constant, derived, int_of, size_value,
 )
 from torchwise.analysis.values import ModuleValue, NdarrayValue, ScalarValue, SeqValue, TensorValue
 
@@ -191,6 +191,7 @@ def _transform(name: str):
         try:
             plan = E.plan(x.shape, request.pattern, request.operation, request.axes)
         except ShapeError:
+            certainly_raises(inf)
             return None  # einops raises (TW507 says so)
         return None if plan is None else _plan_value(inf, x, plan, request.operation)
     return handler
@@ -339,6 +340,7 @@ def call_einops_layer(inf, module: ModuleValue, x) -> Optional[TensorValue]:
     try:
         plan = E.layer_plan(x.shape, pattern, operation, axes)
     except ShapeError:
+        certainly_raises(inf)
         return None
     return None if plan is None else _plan_value(inf, x, plan, operation, layer=True)
 

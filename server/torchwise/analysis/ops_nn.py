@@ -29,7 +29,7 @@ from torchwise.analysis.layers import COUNT, LAYERS, MAYBE, PARAM, Settings, sha
 from torchwise.analysis.ops_einops import call_einops_layer, is_einops_layer
 from torchwise.analysis.optable import REQUIRED, Family, Op, Promote, Signature, Unbound
 from torchwise.analysis.tensors import (
-    TENSOR_METHODS, Call, constant, contiguous_strides, derived, device_arg, dtype_arg, int_of, make_tensor,
+    TENSOR_METHODS, Call, certainly_raises, constant, contiguous_strides, derived, device_arg, dtype_arg, int_of, make_tensor,
     output_strides, result_grad, same_device, size_of,
 )
 from torchwise.analysis.values import (
@@ -201,11 +201,13 @@ def _windows(size, kernel, stride, padding, dilation, ceil_mode=False):
     return out
 
 
-def _spatial_input(x: TensorValue, rank: int) -> bool:
+def _spatial_input(inf, x: TensorValue, rank: int) -> bool:
     """A conv/pool input: ``(C, *spatial)`` or ``(N, C, *spatial)``, the non-batch dims non-empty. Batched?"""
     if x.shape is None:
         raise _Nothing
-    _require(len(x.shape) in (rank + 1, rank + 2))
+    if len(x.shape) not in (rank + 1, rank + 2):
+        certainly_raises(inf)
+        raise _Nothing
     batched = len(x.shape) == rank + 2
     _require(not any(_is_zero(d) for d in x.shape[1 if batched else 0:]))
     return batched
@@ -343,7 +345,7 @@ def _conv(rank: int, transposed: bool):
         if weight.shape is None:
             return None
         _require(len(weight.shape) == rank + 2)
-        batched = _spatial_input(x, rank)
+        batched = _spatial_input(inf, x, rank)
         kernel, spatial = weight.shape[2:], x.shape[-rank:]
         if any(_is_zero(k) for k in kernel):
             return None
@@ -394,7 +396,7 @@ def _pool(rank: int, kind: str):
         if kind == "avg" and not _is_none(a.get("divisor_override", constant(None))):
             _positive(int_of(a["divisor_override"]))
         _floating(x.dtype, _FULL_PRECISION if kind == "avg" and rank == 3 else _FLOATING)
-        batched = _spatial_input(x, rank)
+        batched = _spatial_input(inf, x, rank)
         sizes = x.shape[-rank:]
         if kind == "avg" and rank == 3:  # "input image smaller than kernel size", padding or not
             _require(not any(dims.dim_lt(size, k) is True for size, k in zip(sizes, kernel)))
@@ -426,7 +428,7 @@ def _adaptive(rank: int, kind: str):
         if targets is None or indices is None or any(_is_zero(t) for t in targets):
             return None  # (an empty output: not followed)
         _floating(x.dtype)
-        batched = _spatial_input(x, rank)
+        batched = _spatial_input(inf, x, rank)
         spatial = tuple(size if t is None else t for size, t in zip(x.shape[-rank:], targets))
         return _pooled(inf, x, batched, spatial, indices)
     return pool
@@ -1278,6 +1280,7 @@ def call_module(inf, module: ModuleValue, call: Call):
         return None
     first = names[spec.call.params[0].name]
     if spec.ranks is not None and first.shape is not None and len(first.shape) not in spec.ranks:
+        certainly_raises(inf)
         return None  # the layer's own input check raises
     if not spec.training:
         return _written(inf, spec, names, _run(inf, module, spec.forward, names, call))

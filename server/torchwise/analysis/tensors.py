@@ -43,6 +43,14 @@ class Call:
         return self.node.args
 
 
+def certainly_raises(inf) -> None:
+    """Tell the inference that the op being evaluated raises whatever its unknown sizes are (what decides a
+    parameter's rank by trial); other evaluators of ops (the vectorizer's oracle, tests) ignore it."""
+    tell = getattr(inf, "certainly_raises", None)
+    if tell is not None:
+        tell()
+
+
 def constant(value):
     if value is None:
         return ScalarValue("none", None)

@@ -1,0 +1,182 @@
+"""A parameter nothing tells about (no caller in the file, no annotation) gets a rank when its body fixes it: the
+body is tried with each rank, and only one lets every path through (``Inference._ranks_by_trial``). These are the
+shapes of real modules (vit-pytorch's attention blocks, conv stems, conditional tokens). Each claim is checked
+with real torch: the module runs with an input of the claimed rank and raises with every other rank. The
+near-misses (a pin on some paths only, a pattern with an ellipsis) must claim no rank."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+import torch
+
+from torchwise.analysis.values import TensorValue
+from torchwise.engine import analyze
+
+HEADER = "import torch\nimport torch.nn as nn\nfrom einops import rearrange\nfrom einops.layers.torch import Rearrange\n"
+
+# name -> (source, class, the name inside forward returned at the end, its rank, an input, the class's arguments)
+PINNED = {
+    # vit-pytorch's Attention: norm, a projection, chunk, then a pattern in a lambda that the unpacking runs.
+    "attention-pattern-in-map": ("""
+class Attention(nn.Module):
+    def __init__(self, dim, heads=4, dim_head=8):
+        super().__init__()
+        self.heads = heads
+        self.norm = nn.LayerNorm(dim)
+        self.to_qkv = nn.Linear(dim, heads * dim_head * 3, bias=False)
+        self.to_out = nn.Linear(heads * dim_head, dim)
+
+    def forward(self, x):
+        x = self.norm(x)
+        qkv = self.to_qkv(x).chunk(3, dim=-1)
+        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), qkv)
+        attn = (q @ k.transpose(-1, -2)).softmax(dim=-1)
+        out = rearrange(attn @ v, 'b h n d -> b n (h d)')
+        return self.to_out(out)
+""", "Attention", "out", 3, lambda: (torch.randn(2, 5, 16),), (16,)),
+    # A conv stem whose output is flattened by a pattern: the input is batched.
+    "conv-stem-then-pattern": ("""
+class Stem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+
+    def forward(self, img):
+        x = self.conv(img)
+        x = rearrange(x, 'b c h w -> b (h w) c')
+        return x
+""", "Stem", "x", 3, lambda: (torch.randn(2, 3, 4, 4),), ()),
+    # Unpacking the shape pins it too, after other uses.
+    "shape-unpacked-later": ("""
+class Pool(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        y = self.proj(x)
+        b, n, d = y.shape
+        return y
+""", "Pool", "y", 3, lambda: (torch.randn(2, 5, 6),), (6,)),
+}
+
+
+def _forward_facts(source: str, name: str) -> list:
+    analysis = analyze(HEADER + source, "case.py")
+    stores = sorted((node for node in ast.walk(analysis.source.tree)
+                     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name),
+                    key=lambda node: (node.lineno, node.col_offset))
+    return [analysis.facts.values.get(node) for node in stores]
+
+
+def _build(source: str, cls: str, args: tuple):
+    namespace: dict = {}
+    exec(compile(HEADER + source, "case.py", "exec"), namespace)
+    return namespace[cls](*args)
+
+
+@pytest.mark.parametrize("case", sorted(PINNED))
+def test_a_rank_fixed_by_the_body_is_claimed_and_true(case):
+    source, cls, name, rank, inputs, args = PINNED[case]
+    claims = _forward_facts(source, name)
+    assert claims and all(isinstance(c, TensorValue) and c.shape is not None for c in claims), claims
+    assert len(claims[-1].shape) == rank  # the last one: what forward returns
+    module = _build(source, cls, args)
+    (x,) = inputs()
+    assert module(x).dim() == rank  # the claimed input rank runs...
+    for other in range(1, 7):
+        if other != x.dim():  # ...and every other input rank raises
+            shape = (*x.shape, *(2,) * max(0, other - x.dim()))[-other:] if other > x.dim() else x.shape[-other:]
+            with pytest.raises(Exception):
+                module(torch.randn(*shape))
+
+
+NOT_PINNED = {
+    # The pattern runs only when `flag` is false: with `flag`, any rank returns.
+    "pin-after-an-early-return": """
+class Maybe(nn.Module):
+    def forward(self, x, flag):
+        y = x * 2
+        if flag:
+            return y
+        z = rearrange(y, 'b n d -> b d n')
+        return z
+""",
+    # An ellipsis takes any rank from 2 up.
+    "pattern-with-an-ellipsis": """
+class Any(nn.Module):
+    def forward(self, x):
+        y = x + 1
+        return rearrange(y, 'b ... d -> b d ...')
+""",
+    # Inside a loop that may run zero times.
+    "pin-in-a-loop": """
+class Blocks(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+
+    def forward(self, x):
+        y = x * 2
+        for _ in range(self.n):
+            y = rearrange(y, 'b n d -> b d n')
+        return y
+""",
+    # Inside try: the error is caught.
+    "pin-in-a-try": """
+class Careful(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        try:
+            y = rearrange(y, 'b n d -> b d n')
+        except Exception:
+            pass
+        return y
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_PINNED))
+def test_a_rank_fixed_on_some_paths_only_is_not_claimed(case):
+    first = _forward_facts(NOT_PINNED[case], "y")[0]  # (what the pattern returns is known from it)
+    assert not isinstance(first, TensorValue) or first.shape is None, first
+
+
+def test_an_attribute_set_on_one_path_is_what_a_read_sees():
+    """``if use_cls: self.cls_token = nn.Parameter(...)``: a later read can only succeed where it was set."""
+    source = """
+class Net(nn.Module):
+    def __init__(self, dim, use_cls=True):
+        super().__init__()
+        if use_cls:
+            self.cls_token = nn.Parameter(torch.randn(1, dim))
+
+    def forward(self, x):
+        c = self.cls_token * 2
+        return c + x
+"""
+    (c,) = _forward_facts(source, "c")
+    assert isinstance(c, TensorValue) and c.shape is not None and len(c.shape) == 2
+    assert _build(source, "Net", (4,))(torch.tensor(2.0)).shape == (1, 4)
+    with pytest.raises(AttributeError):
+        _build(source, "Net", (4, False))(torch.tensor(2.0))
+
+
+def test_an_attribute_the_class_also_defines_is_not_taken_from_one_path():
+    source = """
+class Net(nn.Module):
+    cls_token = None
+
+    def __init__(self, dim, use_cls=True):
+        super().__init__()
+        if use_cls:
+            self.cls_token = nn.Parameter(torch.randn(dim))
+
+    def forward(self, x):
+        c = self.cls_token
+        return c
+"""
+    (c,) = _forward_facts(source, "c")
+    assert not isinstance(c, TensorValue)
