@@ -85,7 +85,7 @@ def edit(text: str, at: int, delete: int, snippet: str) -> str:
     return "".join(lines[:at]) + inserted + "".join(lines[at + delete:])
 
 
-_FRESH = re.compile(r"#\d+")  # fresh symbols (`n#12`) are numbered globally: equal up to renaming
+_FRESH = re.compile(r"#(?:\w+\.)*\d+")  # fresh symbols (`n#12`, `n#m1.3`): equal up to renaming
 
 
 def observed(analysis: Analysis):

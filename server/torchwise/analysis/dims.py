@@ -17,6 +17,7 @@ carry a ``#`` in their name so they can never collide with a variable of the ana
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from functools import lru_cache
 from itertools import count
 from math import gcd
@@ -25,6 +26,22 @@ from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 Monomial = Tuple[str, ...]  # sorted symbol names, repeated for powers: C*C -> ("C", "C")
 _CONSTANT: Monomial = ()
 _fresh_ids = count(1)
+_fresh_tag = ""  # inside ``fresh_names(tag)``: the tag of the fresh symbols made there
+
+
+@contextmanager
+def fresh_names(tag: str):
+    """Fresh symbols made inside are numbered ``n#<tag>.1``, ``n#<tag>.2``... from 1 each time: a piece of code
+    analysed again in the same way makes the very same symbols (values equal to the last analysis's, so what reads
+    them can be reused). Tags must tell apart every piece analysed in one analysis; an analysis never meets two
+    pieces analysed under one tag, except a piece and its own earlier analysis (whose facts it replaces)."""
+    global _fresh_ids, _fresh_tag
+    saved = _fresh_ids, _fresh_tag
+    _fresh_ids, _fresh_tag = count(1), f"{tag}."
+    try:
+        yield
+    finally:
+        _fresh_ids, _fresh_tag = saved
 
 
 class Sym:
@@ -44,7 +61,7 @@ class Sym:
     @staticmethod
     def fresh(hint: str = "n") -> "Sym":
         """A new symbol unrelated to every other: ``n#1``, ``n#2``, ..."""
-        return Sym.var(f"{hint}#{next(_fresh_ids)}")
+        return Sym.var(f"{hint}#{_fresh_tag}{next(_fresh_ids)}")
 
     # -- views -------------------------------------------------------------------------
     @property
