@@ -80,7 +80,8 @@ class _CallRule(_Vectorized):
     node_types = (ast.Call, ast.ListComp)
     # `torch.tensor([...])` / `torch.stack([...])` / `torch.cat([...])` comprehensions, the builtins over a
     # tensor, and list comprehensions of Python numbers.
-    call_names = frozenset({"tensor", "stack", "cat", "concat", "sum", "max", "min", "any", "all"})
+    call_names = frozenset({"tensor", "stack", "cat", "concat", "sum", "max", "min", "any", "all", "FloatTensor",
+                            "DoubleTensor"})
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
         match = match_call(node, scope, ctx)
@@ -337,7 +338,8 @@ class Comprehension(_CallRule):
                    "no in-place change, no random draw), `torch.cat([x for x in xs])` `torch.cat(xs)`.")
     valid = (
         Valid("import torch\nt = torch.randn(10)\nd = t * 2\n"),
-        Valid("import torch\nx = torch.tensor([i * 2 for i in range(10)])\n"),
+        # Python numbers of a range the vectorized arithmetic could not match exactly (Python raises at 1 / 0)
+        Valid("import torch\nx = torch.tensor([1 / i for i in range(10)])\n"),
     )
     invalid = (
         Invalid("import torch\nt = torch.randn(1000)\ndoubled = torch.tensor([x * 2 for x in t])\n",
@@ -355,6 +357,9 @@ class Comprehension(_CallRule):
                 "embedded = torch.stack([table[t] for t in token_ids])\n",
                 "import torch\ntable = torch.randn(1000, 32)\ntoken_ids = torch.randint(0, 1000, (128,))\n"
                 "embedded = table[token_ids]\n"),
+        # Python numbers of a range: the same int64 / float64 arithmetic on `torch.arange` (bounds proven)
+        Invalid("import torch\nx = torch.tensor([i * 2 for i in range(10)])\n",
+                "import torch\nx = torch.arange(10) * 2\n"),
         # `math.exp` computes in Python floats and raises on overflow: flagged, no fix.
         Invalid("import math\nimport torch\nx = torch.randn(500)\n"
                 "out = torch.tensor([1 / (1 + math.exp(-v)) for v in x])\n"),

@@ -101,6 +101,7 @@ class Batcher(Indexing, Calling):
         self.reads: set = set()  # names of the tensors the body reads
         self.select: Optional[tuple] = None  # (mask text, the count it keeps): every walk masked first
         self.unknown_device = False  # some tensor's device is unknown (a parameter known only by rank)
+        self.bounded = False  # every op on Python numbers is proven exact on int64 / float64 (``bounds``)
 
     @property
     def depth(self) -> int:
@@ -619,10 +620,11 @@ class Batcher(Indexing, Calling):
         tensors (Python ints and floats are exactly those, for the sizes of a loop)."""
         if not isinstance(elem, ScalarValue) or elem.kind not in ("int", "float", "bool"):
             raise Refuse("an op between Python values not understood")
-        if python_op in ("**",):
+        if python_op in ("**",) and not self.bounded:
             raise Refuse("`**` of Python numbers (ints may give floats)")
         if python_op == "/" or elem.kind == "float":
-            if python_op not in ("+", "-", "*", "/", "neg", "where", ">", ">=", "<", "<=", "==", "!="):
+            if python_op not in ("+", "-", "*", "/", "neg", "where", ">", ">=", "<", "<=", "==", "!=") \
+                    and not (self.bounded and python_op in ("**", "//", "%")):
                 raise Refuse("an op between Python floats not understood")
         native = self._native_float(operands, python_op)
         if native is not None:

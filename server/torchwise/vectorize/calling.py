@@ -249,6 +249,11 @@ class Calling:
             if args[0].python:
                 if name == "float" and args[0].elem.kind == "float" or name == "int" and args[0].elem.kind == "int":
                     return args[0]
+                if name == "float" and args[0].elem.kind == "int" and args[0].whole.dtype is DType.int64:
+                    # int -> float rounds to nearest in Python and in an int64 -> float64 cast alike
+                    value = args[0]
+                    return replace(value, text=f"{value.atom()}.double()", prec=ATOM, elem=ScalarValue("float"),
+                                   whole=value.whole.with_(dtype=DType.float64), fresh=True, base=None)
                 raise Refuse(f"`{name}()` of a Python number")
             return self.to_python(args[0], name)
         if name == "abs" and len(args) == 1 and args[0].python and args[0].elem.kind in ("int", "float"):

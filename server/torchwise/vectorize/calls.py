@@ -18,7 +18,7 @@ from typing import Optional
 from torchwise.analysis import dims, layout
 from torchwise.analysis.dtypes import DType, is_integral
 from torchwise.analysis.values import ScalarValue, TensorValue
-from torchwise.vectorize import proof, rewrite
+from torchwise.vectorize import bounds, proof, rewrite
 from torchwise.vectorize.batch import Batcher
 from torchwise.vectorize.vec import Vec
 from torchwise.vectorize.emit import Doubt
@@ -27,6 +27,7 @@ from torchwise.vectorize.oracle import Oracle
 from torchwise.vectorize.space import Unwalkable, Walker
 
 _COMPS = (ast.ListComp, ast.GeneratorExp)
+_LEGACY_FLOATS = {"torch.FloatTensor": DType.float32, "torch.DoubleTensor": DType.float64}  # of Python floats
 
 
 def worth_a_look(node: ast.AST) -> bool:
@@ -87,6 +88,9 @@ class ComprehensionMatcher:
         qualname = self.scope.qualname(node.func)
         builtin = node.func.id if isinstance(node.func, ast.Name) and self.scope.owner_of(node.func.id) is None \
             else None
+        if qualname in _LEGACY_FLOATS and len(node.args) == 1 and not node.keywords:
+            source, deletes = self._source_of(node.args[0])  # `torch.FloatTensor([...])`: Python numbers only
+            return None if source is None else self.consumed(node, source, "tensor", deletes)
         if qualname in ("torch.tensor", "torch.stack", "torch.cat", "torch.concat"):
             if not node.args:
                 return None
@@ -130,8 +134,9 @@ class ComprehensionMatcher:
         return None, []
 
     # -- the comprehension's levels -------------------------------------------------------------------------
-    def batcher_for(self, source: ast.AST):
-        """(Batcher, the element expression, the filter or None) of a comprehension or ``map(f, t)``."""
+    def batcher_for(self, source: ast.AST, numbers_ok: bool = False):
+        """(Batcher, the element expression, the filter or None) of a comprehension or ``map(f, t)``; ``numbers_ok``:
+        the comprehension may walk only ranges (its Python numbers become one tensor, ``torch.tensor([...])``)."""
         torch = self.torch()
         inner_scope = self.ctx.index.scope_of_node.get(source, self.scope) if isinstance(source, _COMPS) \
             else self.scope
@@ -177,7 +182,7 @@ class ComprehensionMatcher:
         from torchwise.vectorize.general import walks_tensors
 
         body = [ast.Expr(element)] + ([ast.Expr(test)] if test is not None else [])
-        if not walks_tensors(self.ctx, levels, body):
+        if not walks_tensors(self.ctx, levels, body) and not (numbers_ok and all(lv.kind == "range" for lv in levels)):
             raise Inherent("not a walk over tensor elements")
         batcher = Batcher(self.ctx, inner_scope, levels, Oracle(self.ctx, _statement_of(self.ctx, self.node)),
                           torch)
@@ -191,11 +196,23 @@ class ComprehensionMatcher:
         listed = self._copied_list(source)
         if listed is not None and how in ("stack", "cat"):
             return self._identity_found(call, listed, how, deletes)
-        batcher, element, test = self.batcher_for(source)
+        batcher, element, test = self.batcher_for(source, numbers_ok=how == "tensor")
         if all(level.kind == "range" for level in batcher.levels) and not _reads_tensors(self.ctx, source):
-            return None  # a list of Python numbers made from ranges: not a walk over tensor elements
-        if how in ("stack", "cat", "tensor") and isinstance(source, ast.GeneratorExp) and how != "tensor":
-            pass
+            if how != "tensor":
+                return None  # Python numbers made from ranges, not turned into a tensor: not a walk over tensor elements
+            # ... made one tensor: the same arithmetic on aranges, where it is exact. Not a walk over tensor elements
+            # either, so only a proven rewrite is offered (`torch.tensor([comb(n, k) for k in range(n)])` is no finding)
+            batcher.bounded = True
+            try:
+                for part in (element, test):
+                    if part is not None:
+                        bounds.check(part, batcher)
+                return self._consumed(call, how, deletes, batcher, element, test)
+            except (Doubt, Refuse) as why:
+                raise Inherent(str(why)) from None
+        return self._consumed(call, how, deletes, batcher, element, test)
+
+    def _consumed(self, call: ast.Call, how: str, deletes: list, batcher: Batcher, element: ast.expr, test):
         identity = self._identity(batcher, element, test)
         if identity is not None and how in ("stack", "cat"):
             return self._identity_found(call, identity, how, deletes)
@@ -265,28 +282,40 @@ class ComprehensionMatcher:
         torch = batcher.torch
         if call.keywords or len(call.args) != 1:
             raise Refuse("`torch.tensor` with options")
-        if len(batcher.levels) > 1 and value.batch_dims != len(batcher.levels):
+        if len(batcher.levels) > 1 and (value.batch_dims != len(batcher.levels)
+                                        or value.deps != frozenset(range(len(batcher.levels)))):
             raise Refuse("a nested comprehension whose values do not vary along every level")
         if len(batcher.levels) > 1 and not all(proof.certainly_positive(level.count) for level in batcher.levels[:-1]):
             raise Doubt("an outer list may be empty, and `torch.tensor([])` is then 1-d")
+        legacy = _LEGACY_FLOATS.get(self.scope.qualname(call.func))
         if value.python:
             kind = value.elem.kind
             dtype = {"float": self.default_float, "int": DType.int64, "bool": DType.bool}.get(kind)
+            if legacy is not None:
+                if kind not in ("float", "int"):
+                    raise Refuse("a legacy constructor of Python bools")
+                if kind == "int":  # each int is read as a Python float first (rounded to nearest, as `.double()`)
+                    value = replace(value, text=f"{value.atom()}.double()", prec=ATOM, fresh=True, base=None,
+                                    whole=value.whole.with_(dtype=DType.float64))
+                dtype = legacy
             if dtype is None:
                 raise Refuse("the default dtype is unknown")
-            count = batcher.levels[0].count
-            if dtype != self.default_float and (filtered or count is None or not proof.certainly_positive(count)):
+            counts = [level.count for level in batcher.levels]  # `[[] for ...]` is as empty as `[]`
+            if dtype != self.default_float and (filtered or any(c is None or not proof.certainly_positive(c)
+                                                                for c in counts)):
                 raise Doubt("an empty list gives the default dtype, not the numbers' one")
-            text = value.atom()
+            text, prec = value.text, value.prec
             if value.whole.dtype != dtype:
-                text = f"{text}.to({torch}.{dtype.short})"
+                text, prec = f"{value.atom()}.to({torch}.{dtype.short})", ATOM
             elif not value.fresh:
-                text = f"{text}.clone()"
+                text, prec = f"{value.atom()}.clone()", ATOM
             if batcher.grad:
-                text = f"{wrap(text, ATOM, ATOM)}.detach()"
+                text, prec = f"{wrap(text, prec, ATOM)}.detach()", ATOM
             if value.whole.device != "cpu":
                 raise Doubt("`torch.tensor` makes a CPU tensor")
-            return text, ATOM
+            return text, prec
+        if legacy is not None:
+            raise Inherent("a legacy constructor of tensors")
         if not value.is_tensor or value.rank != 0:
             raise Inherent("`torch.tensor` of tensors that are not 0-d (TW106's business)")
         if not value.exact_cast:
@@ -295,8 +324,9 @@ class ComprehensionMatcher:
             raise Doubt("`torch.tensor` makes a CPU tensor")
         if batcher.grad:
             raise Doubt("`torch.tensor` cuts the autograd graph the vectorized code would keep")
-        count = batcher.levels[0].count
-        if value.dtype != self.default_float and (filtered or count is None or not proof.certainly_positive(count)):
+        counts = [level.count for level in batcher.levels]
+        if value.dtype != self.default_float and (filtered or any(c is None or not proof.certainly_positive(c)
+                                                                  for c in counts)):
             raise Doubt("an empty list gives the default dtype, not the elements'")
         laid = self.general.new_row_major(value)
         text = laid.text if laid.fresh else f"{laid.atom()}.clone()"

@@ -31,6 +31,8 @@ class Indexing:
         level = self.levels[k]
         if level.arange is None:
             raise Refuse("the loop index is used as a value, and its range has no known code")
+        if level.arange_raises:
+            raise Refuse("the range may be empty with its stop before its start, where `torch.arange` raises")
         device = self._arange_device()
         text = f"{self.torch}.{level.arange}"
         if device:

@@ -562,9 +562,15 @@ class _CallMatcher(_Base):
         return Match(found.code, found.message, f"Vectorize: `{_short(found.text, 50)}`", build)
 
     def _standalone_value(self) -> bool:
+        """The call is a whole statement's value, an index or an argument: any expression fits there unwrapped."""
         place_stmt = _statement_of(self.ctx, self.call)
-        return place_stmt is not None and getattr(place_stmt, "value", None) is self.call \
-            and isinstance(place_stmt, (ast.Assign, ast.AnnAssign, ast.Return, ast.Expr))
+        if place_stmt is None:
+            return False
+        if getattr(place_stmt, "value", None) is self.call \
+                and isinstance(place_stmt, (ast.Assign, ast.AnnAssign, ast.Return, ast.Expr)):
+            return True
+        return any(isinstance(n, ast.Subscript) and n.slice is self.call
+                   or isinstance(n, ast.Call) and any(a is self.call for a in n.args) for n in ast.walk(place_stmt))
 
     # -- sum(t), max(t), any(t) ---------------------------------------------------------------------
     def builtin(self) -> Optional[Match]:

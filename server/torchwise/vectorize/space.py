@@ -49,6 +49,7 @@ class Level:
     elements: dict = field(default_factory=dict)  # name -> Element
     kind: str = "range"  # "range" | "tensor" | "list"
     stop_text: Optional[str] = None  # a range's stop, as written (`len(u) - 1`)
+    arange_raises: bool = False  # `torch.arange` of the range's bounds may raise (`range(1, 0)` is empty, not an error)
 
     @property
     def names(self) -> set:
@@ -135,8 +136,10 @@ class Walker:
         if count_text is None and type(count) is int:
             count_text = str(count)
         stop_text = text(self.source, args[0] if len(args) == 1 else args[1])
+        span = stop - start if step > 0 else start - stop
+        raises = dims.dim_lt(-1, span) is not True and dims.dim_lt(0, count) is not True
         return Level(count, count_text, index=name, start=start, step=step, arange=f"arange({inside})",
-                     stop_text=stop_text)
+                     stop_text=stop_text, arange_raises=raises)
 
     def reversed_range(self, name: str, call: ast.Call) -> Level:
         forward = self.range_level(name, call)
