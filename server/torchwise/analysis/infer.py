@@ -63,6 +63,10 @@ _PLAIN_DECORATORS = frozenset({"staticmethod", "torch.no_grad", "torch.inference
                                "torch.jit.ignore", "torch.jit.unused", "torch.compiler.disable", "torch.jit.export"})
 
 
+class _RankRuledOut(Exception):
+    """A rank trial's body certainly raised: the rest of it need not run."""
+
+
 @dataclass
 class FunctionInfo:
     node: ast.FunctionDef
@@ -635,7 +639,8 @@ class Inference:
                 return self._built[key]
         except TypeError:
             return None
-        if info.init is None or self._specializations >= _MAX_SPECIALIZATIONS or not _specializable(
+        if info.init is None or self._trial is not None or self._specializations >= _MAX_SPECIALIZATIONS \
+                or not _specializable(
                 info.init, self.index.scope_of_node[info.init]):
             return None
         self._specializations += 1
@@ -762,7 +767,12 @@ class Inference:
                     or arg.arg in self._int_names.get(node, ()):
                 continue
             self._trials_left -= 1
-            possible = [rank for rank in _TRIAL_RANKS if not self._raises_with(node, env, arg.arg, rank)]
+            possible = []
+            for rank in _TRIAL_RANKS:
+                if not self._raises_with(node, env, arg.arg, rank):
+                    possible.append(rank)
+                    if len(possible) > 1:
+                        break  # two ranks run: nothing to decide
             if len(possible) == 1 and possible[0] != _TRIAL_RANKS[-1]:
                 shape = tuple(_stable_fresh(arg.arg, (id(node), arg.arg, i)) for i in range(possible[0]))
                 env.vars[arg.arg] = TensorValue(shape=shape)
@@ -779,6 +789,8 @@ class Inference:
             with self._specialization():
                 self._exec_function_body(node, trial_env)
             return self._trial[0]
+        except _RankRuledOut:
+            return True
         finally:
             self._active.pop()
             self._trial, self._maybe_depth, self._returns = saved
@@ -788,6 +800,23 @@ class Inference:
         the rank tried is not the parameter's."""
         if self._trial is not None and self._maybe_depth == 0:
             self._trial[0] = True
+            raise _RankRuledOut
+
+    def _branch(self, run):
+        """One branch of an ``if``: (what ``run()`` gives, whether it certainly raises). During a rank trial the
+        branch is tried on its own: a branch that raises leaves the other as the only way on (and both raising,
+        the ``if`` raises); otherwise an error in it rules nothing out."""
+        if self._trial is None:
+            with self._on_some_paths():
+                return run(), False
+        saved = self._trial, self._maybe_depth
+        self._trial, self._maybe_depth = [False], 0
+        try:
+            return run(), False
+        except _RankRuledOut:
+            return None, True
+        finally:
+            self._trial, self._maybe_depth = saved
 
     @contextmanager
     def _on_some_paths(self):
@@ -1048,10 +1077,12 @@ class Inference:
         body, orelse = env.copy(), env.copy()
         self._narrow(stmt.test, body, True)
         self._narrow(stmt.test, orelse, False)
-        with self._on_some_paths():
-            self._exec_block(stmt.body, body)
-            self._exec_block(stmt.orelse, orelse)
-        ends_body, ends_else = _always_leaves(stmt.body), _always_leaves(stmt.orelse)
+        _, body_raises = self._branch(lambda: self._exec_block(stmt.body, body))
+        _, else_raises = self._branch(lambda: self._exec_block(stmt.orelse, orelse))
+        if body_raises and else_raises:
+            self.certainly_raises()
+        ends_body = body_raises or _always_leaves(stmt.body)
+        ends_else = else_raises or _always_leaves(stmt.orelse)
         if ends_body and not ends_else:
             merged = orelse
         elif ends_else and not ends_body:
@@ -1478,8 +1509,8 @@ class Inference:
         """The value of one call: the callee's body run with the arguments' facts (the callee's own names stay
         inside; nothing is recorded for hover), memoised, bounded, never recursive."""
         if call.starred or node in self._active or len(self._active) >= _MAX_CALL_DEPTH \
-                or not _specializable(node, scope):
-            return None
+                or self._trial is not None or not _specializable(node, scope):
+            return None  # (a rank trial runs one body, not its callees': cheap, and nothing it runs is kept)
         try:
             key = (node, self_value, tuple(call.args), tuple(sorted(call.kwargs.items())), self.grad_enabled,
                    self.default_float)
@@ -1559,8 +1590,11 @@ class Inference:
         body, orelse = env.copy(), env.copy()
         self._narrow(node.test, body, True)
         self._narrow(node.test, orelse, False)
-        with self._on_some_paths():
-            return _branches_joined(self.eval(node.body, body), self.eval(node.orelse, orelse), id(node))
+        value, body_raises = self._branch(lambda: self.eval(node.body, body))
+        other, else_raises = self._branch(lambda: self.eval(node.orelse, orelse))
+        if body_raises and else_raises:
+            self.certainly_raises()
+        return other if body_raises else value if else_raises else _branches_joined(value, other, id(node))
 
     def _named_expr(self, node: ast.NamedExpr, env: Env):
         value = self.eval(node.value, env)
