@@ -870,3 +870,37 @@ def test_few_whole_slices_unproven_are_silent(lines):
 @pytest.mark.parametrize("lines", STILL_PER_ELEMENT, ids=[str(i) for i in range(len(STILL_PER_ELEMENT))])
 def test_more_iterations_or_elements_still_rewritten(lines):
     counted("formerly refused, now rewritten", program(lines), must_fix=True)
+
+
+# Loops over tensors that cannot be vectorized as they are walked: a per-element body is flagged with the reason, no fix.
+_RAGGED = "caps = [torch.randint(1, 9, (n,)) for n in (5, 3, 2)]"
+_UNKNOWN = "import collections\nrets = torch.tensor(collections.deque([0.5, 1.0, 2.0]))"
+HALF_KNOWN_FLAGGED = [
+    ([_RAGGED, "lengths = [len(c) for c in caps]", "out = torch.zeros(len(caps), max(lengths)).long()",
+      "for i, c in enumerate(caps):", "    end = lengths[i]", "    out[i, :end] = c[:end]"], "may differ in shape"),
+    ([_UNKNOWN, "lps = [torch.randn(1) for _ in range(3)]", "loss = []", "for lp, r in zip(lps, rets):",
+      "    loss.append(-lp * r)", "loss = torch.cat(loss).sum()"], "`zip` of tensors with `rets`"),
+]
+HALF_KNOWN_SILENT = [
+    [_RAGGED, "out = []", "for c in caps:", "    out.append(c * torch.rand(1))"],  # a draw per item
+    [_RAGGED, "n = 0", "for c in caps:", "    if c.sum() > 9:", "        break", "    n += 1"],  # an early exit
+    [_UNKNOWN, "lps = [torch.randn(1) for _ in range(3)]", "def model(x):", "    print(x)", "    return x",
+     "loss = []", "for lp, r in zip(lps, rets):", "    loss.append(model(lp) * r)"],  # a call with effects
+    [_UNKNOWN, "lps = [torch.randn(1) for _ in range(3)]", "for lp, r in zip(lps, rets):", "    print(lp, r)"],
+]
+
+
+@pytest.mark.parametrize("lines, reason", HALF_KNOWN_FLAGGED, ids=[str(i) for i in range(len(HALF_KNOWN_FLAGGED))])
+def test_half_known_walks_are_flagged(lines, reason):
+    from test_vectorize_truth import loop_findings
+
+    found = loop_findings(program(lines))
+    assert found and not any(f.fixes for f in found), [f.message for f in found]
+    assert any(reason in f.message for f in found), [f.message for f in found]
+
+
+@pytest.mark.parametrize("lines", HALF_KNOWN_SILENT, ids=[str(i) for i in range(len(HALF_KNOWN_SILENT))])
+def test_half_known_walks_that_stay_loops_are_silent(lines):
+    from test_vectorize_truth import loop_findings
+
+    assert not loop_findings(program(lines))

@@ -25,7 +25,7 @@ from torchwise.vectorize.body import BodyTranslator, bound_names, classify_names
 from torchwise.vectorize.emit import Doubt, Emitter, _ALLOCATORS, _FRESH_FACTORIES
 from torchwise.vectorize.expr import ARITH, ATOM, TERM, Inherent, Refuse, _precedence, torch_name, wrap
 from torchwise.vectorize.oracle import Oracle
-from torchwise.vectorize.space import Unwalkable, Walker
+from torchwise.vectorize.space import HalfKnown, Level, Unwalkable, Walker
 
 _IO_CALLS = frozenset({"print", "open", "input", "breakpoint", "exec", "eval", "setattr", "delattr"})
 _TRAINING = frozenset({"backward", "step", "zero_grad", "write", "save", "log", "update", "add_scalar"})
@@ -56,6 +56,8 @@ class GeneralMatcher:
             torch = self.torch()
             walker = Walker(self.ctx, self.scope, torch, self._pure)
             levels, statements = self.nest(walker)
+        except HalfKnown as half:
+            return self._half_known(half)
         except (Refuse, Unwalkable):
             return None, None, None
         code = _syntactic_code(statements, levels)
@@ -70,6 +72,14 @@ class GeneralMatcher:
         except Refuse as refusal:
             return None, str(refusal), code
         return rewrite_, None, rewrite_.code
+
+    def _half_known(self, half: HalfKnown):
+        """A walk over tensors that cannot be vectorized as it is: a per-element body is flagged with the reason."""
+        statements = self.loop.body
+        if any(isinstance(s, ast.For) for s in statements) or self._draws_random(statements):
+            return None, None, None
+        code = _syntactic_code(statements, [Level(None, None, kind=half.kind)])
+        return (None, str(half), code) if code is not None else (None, None, None)
 
     def _draws_random(self, statements: list) -> bool:
         """A random draw per iteration (the loop's sequence of draws is not the vectorized one), or a call of code

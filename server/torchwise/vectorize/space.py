@@ -26,6 +26,15 @@ class Unwalkable(Exception):
     """The loop header is not a walk this module understands (the reason is the message)."""
 
 
+class HalfKnown(Unwalkable):
+    """The loop walks tensors, but not in a way that can be vectorized as it is: a list of tensors whose shapes are
+    unknown or differ, or a ``zip`` of tensors with something unknown. A per-element body is flagged, with the reason."""
+
+    def __init__(self, reason: str, kind: str):
+        super().__init__(reason)
+        self.kind = kind  # the walk's kind: "list" | "tensor"
+
+
 @dataclass
 class Element:
     """One element variable: the tensor (or list) it walks, as vectorized text, and its facts."""
@@ -180,6 +189,13 @@ class Walker:
             numbers = self.list_of_numbers(iterable)
             if numbers is not None:
                 return numbers
+            from torchwise.vectorize import proof
+
+            if isinstance(value, SeqValue) and value.kind == "list" and isinstance(value.each, TensorValue) \
+                    and value.each.dtype is not None and value.each.shape is None \
+                    and proof.list_stable(self.ctx, self.scope, iterable.id):  # its items are those it was made of
+                raise HalfKnown(f"the tensors of `{iterable.id}` may differ in shape (a ragged list: "
+                                f"`torch.nn.utils.rnn.pad_sequence` pads one)", "list")
         raise Unwalkable("not a walk over a tensor, a range or a list of same-shaped tensors")
 
     def list_of_tensors(self, name: ast.Name):
@@ -239,12 +255,24 @@ class Walker:
         if call.keywords or len(call.args) < 2 or not isinstance(target, ast.Tuple) \
                 or len(target.elts) != len(call.args):
             raise Unwalkable("a `zip` not understood")
-        parts = []
+        parts, unknown = [], None
         for name, iterable in zip(target.elts, call.args):
-            part = self.level(name, iterable)
+            try:
+                part = self.level(name, iterable)
+            except HalfKnown:
+                raise
+            except Unwalkable:
+                if unknown is None:
+                    unknown = iterable
+                continue
             if part.index is not None:
                 raise Unwalkable("`zip` of a range")
             parts.append(part)
+        if unknown is not None:
+            if parts and isinstance(unknown, (ast.Name, ast.Attribute)):
+                raise HalfKnown(f"`zip` of tensors with `{text(self.source, unknown)}`, which is not known to be a tensor "
+                                f"or a list of same-shaped tensors", parts[0].kind)
+            raise Unwalkable("a `zip` of something that is not walked")
         counts = [p.count for p in parts]
         if any(c is None for c in counts):
             raise Unwalkable("`zip` of something whose length is unknown")
