@@ -133,6 +133,24 @@ def test_an_edit_inside_one_function_reuses_the_others():
     assert len(facts._reused_units) >= len(facts._units) // 2
 
 
+# Module-level code that hands a function sizes nobody knows (a mask's count, a demo's tensors): both passes over
+# the module make the same fresh symbols on every analysis, so an edit elsewhere leaves those functions reused.
+_FRESH_SITES = (
+    "import torch\n\n\ndef scaled(t):\n    return t * 2\n\n\ndef shown(t):\n    return t.sum(0)\n\n\n"
+    "def other():\n    return 1\n\n\nx = torch.randn(8, 3)\nkept = x[x[:, 0] > 0]\ny = scaled(kept)\n"
+    "z = torch.cat([kept, kept]).view(-1)\n\nif __name__ == \"__main__\":\n    shown(torch.randn(5, 2))\n")
+
+
+def test_units_called_with_fresh_sizes_from_module_code_are_reused():
+    first = analyze(_FRESH_SITES, "f.py")
+    text = _FRESH_SITES.replace("    return 1\n", "    probe = torch.Tensor(2, 3)\n    return 1\n")
+    changed = analyze(text, "f.py", previous=first)
+    facts = changed.facts
+    assert {facts.functions["scaled"].node, facts.functions["shown"].node} <= facts._reused_units
+    assert facts.functions["other"].node not in facts._reused_units
+    assert observed(changed) == observed(analyze(text, "f.py"))
+
+
 # A review's adversarial cases (each was a difference before its fix): (first text, edited text).
 _CALLS = "".join("    g(torch.zeros(3))\n" for _ in range(33))
 REVIEWED = {

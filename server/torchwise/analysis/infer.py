@@ -231,8 +231,14 @@ class Inference:
         self._collect_definitions(tree)
         self._scan_global_defaults()
         self.module_env = Env(self.index.module_scope)
-        self._exec_block(tree.body, self.module_env)
+        # Each pass over the module's code makes the same fresh symbols as the last analysis's, when it runs alike:
+        # the call sites and module-level values it hands the units are then equal to theirs, and the units reused.
+        with dims.fresh_names("m1"):
+            self._exec_block(tree.body, self.module_env)
         module_end = self.module_env
+        # (A unit gets nothing of the first pass but what it reads, compared on reuse: not its memoised calls.)
+        self._specialized.clear()
+        self._built.clear()
         self._in_function = True
         float_default = self.default_float if not self._default_changed_anywhere else None
         # Each unit sets the defaults it starts from; what holds after the module's code must not depend on
@@ -266,7 +272,8 @@ class Inference:
             self._built.clear()
             self._reset_defaults()
             self.module_env = Env(self.index.module_scope)
-            self._exec_block(tree.body, self.module_env)
+            with dims.fresh_names("m2"):
+                self._exec_block(tree.body, self.module_env)
         else:
             self.module_env = module_end
         return self
@@ -590,8 +597,8 @@ class Inference:
             info.opaque = True
         elif len(info.call_sites) <= _MAX_CALL_SITES:
             if self._in_main_guard:
-                args, kwargs = [_rank_only(a, (id(info), i)) for i, a in enumerate(args)], \
-                    {k: _rank_only(v, (id(info), k)) for k, v in kwargs.items()}
+                args, kwargs = [_rank_only(a, (id(info.node), i)) for i, a in enumerate(args)], \
+                    {k: _rank_only(v, (id(info.node), k)) for k, v in kwargs.items()}
             info.call_sites.append((args, kwargs))
 
     def _call_sites_for(self, info):
