@@ -111,6 +111,14 @@ class Any(nn.Module):
         y = x + 1
         return rearrange(y, 'b ... d -> b d ...')
 """,
+    # `x.shape[-2]` and `x.size(2)` rule out ranks below 3 only: every rank from 3 up runs.
+    "a-size-index-is-a-lower-bound": """
+class Sizes(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        n, m = y.shape[-2], y.size(2)
+        return y
+""",
     # Inside a loop that may run zero times.
     "pin-in-a-loop": """
 class Blocks(nn.Module):

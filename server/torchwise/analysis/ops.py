@@ -17,7 +17,7 @@ from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.optable import Family
 from torchwise.analysis.tensors import (  # noqa: F401  (the vocabulary, re-exported for the rules)
-    MATMUL_KINDS, TENSOR_METHODS, TORCH_FUNCTIONS, Call, constant, derived, device_arg, dims_of, dtype_arg,
+    MATMUL_KINDS, TENSOR_METHODS, TORCH_FUNCTIONS, Call, certainly_raises, constant, derived, device_arg, dims_of, dtype_arg,
     elementwise, inplace_fits, inplace_result, int_of, make_tensor, matmul_values, normalize_device, row_of,
     same_device, size_value,
 )
@@ -190,6 +190,9 @@ def subscript(inf, node: ast.Subscript, receiver, index, env):
         if receiver.items is not None and isinstance(position, int) and -len(receiver.items) <= position \
                 < len(receiver.items):
             return receiver.items[position]
+        if receiver.kind == "size" and receiver.items is not None and isinstance(position, int) \
+                and not isinstance(node.slice, ast.Slice):
+            certainly_raises(inf)  # `x.shape[-2]` of a 1-d x: IndexError
         if receiver.items is not None and isinstance(node.slice, ast.Slice):
             bounds = [_int_or_none(inf, part) for part in (node.slice.lower, node.slice.upper, node.slice.step)]
             if all(b is None or isinstance(b, int) for b in bounds) and bounds[2] != 0:

@@ -12,7 +12,7 @@ from torchwise.analysis.dtypes import DType
 from torchwise.analysis.legacy import LEGACY_CONSTRUCTORS
 from torchwise.analysis.ops_einops import sublist_as_equation
 from torchwise.analysis.tensors import (
-    TENSOR_METHODS, TORCH_FUNCTIONS, Call, combine_devices, derived, device_arg, dims_of, dtype_arg, elementwise,
+    TENSOR_METHODS, TORCH_FUNCTIONS, Call, certainly_raises, combine_devices, derived, device_arg, dims_of, dtype_arg, elementwise,
     factory_dims, inplace_result, int_of, literal_data, make_tensor, matmul_values, normalize_device, same_device, size_of,
     size_value,
 )
@@ -492,6 +492,7 @@ def _size(inf, receiver, call: Call):
     try:
         return ScalarValue("int", receiver.shape[shapes.wrap_dim(dim, len(receiver.shape))])
     except shapes.ShapeError:
+        certainly_raises(inf)  # `x.size(2)` of a 2-d x
         return None
 
 
