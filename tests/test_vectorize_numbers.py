@@ -92,6 +92,12 @@ NEAR_MISSES = [
     # not made a tensor: Python numbers stay Python numbers
     ["n = 5", "out = sum(i * i for i in range(n))"],
     ["n = 5", "out = [i // 2 for i in range(n)]"],
+    # Python numbers of tensor elements divided by one that may be zero (ZeroDivisionError, not inf)
+    ["x = torch.randn(5)", "y = torch.tensor([1.0, 0.0, 2.0, 3.0, 4.0])",
+     "out = torch.tensor([a.item() / b.item() for a, b in zip(x, y)])"],
+    ["x = torch.randn(5)", "y = torch.tensor([1, 0, 2, 3, 4])", "total = 0.0", "for a, b in zip(x, y):",
+     "    total += a.item() / b.item()"],
+    ["x = torch.randn(5)", "z = 0", "out = torch.tensor([a.item() / z for a in x])"],
     # a legacy constructor of bools
     ["n = 5", "out = torch.FloatTensor([i > 2 for i in range(n)])"],
 ]
@@ -110,6 +116,8 @@ REWRITTEN = [
      "    pe = torch.FloatTensor([[p / (10000 ** (2 * (i // 2) / dim)) for i in range(dim)]",
      "                            for p in range(n_channels)])", "    return pe", "pos = sinusoidal_embedding(64, 128)"],
     ["n = 6", "out = torch.tensor([i * 0.5 - 1 for i in range(n)])"],
+    # ... and of tensor elements divided by a known nonzero number
+    ["x = torch.randn(5)", "n = 4", "out = torch.tensor([a.item() / n for a in x])"],
 ]
 
 

@@ -65,6 +65,16 @@ def _canon(node: ast.expr, batcher) -> str:
     return ast.dump(_Follow().visit(copy.deepcopy(node)))
 
 
+def _nonzero_number(vec: Vec) -> bool:
+    """A loop-invariant number known not to be zero (``v.item() / 2``, ``/ n`` of a known ``n``)."""
+    if vec.batched or not isinstance(vec.elem, ScalarValue):
+        return False
+    value = number_literal(vec.text)
+    if value is None:
+        value = vec.elem.value if type(vec.elem.value) in (int, float) else None
+    return value is not None and value != 0
+
+
 def _integral(vec: Vec) -> bool:
     if vec.is_tensor:
         return vec.dtype is None or is_integral(vec.dtype, True)
@@ -626,6 +636,8 @@ class Batcher(Indexing, Calling):
             if python_op not in ("+", "-", "*", "/", "neg", "where", ">", ">=", "<", "<=", "==", "!=") \
                     and not (self.bounded and python_op in ("**", "//", "%")):
                 raise Refuse("an op between Python floats not understood")
+        if python_op == "/" and not self.bounded and not _nonzero_number(operands[1]):
+            raise Refuse("a Python division raises on a zero divisor, a tensor division gives inf")
         native = self._native_float(operands, python_op)
         if native is not None:
             # comparisons and choices of floats that are all exactly values of one float dtype: no rounding
