@@ -12,6 +12,7 @@ import ast
 import weakref
 from typing import Iterator, Optional
 
+from torchwise import incremental
 from torchwise.analysis.scopes import Scope, ScopeKind
 from torchwise.analysis.values import ModuleValue
 from torchwise.findings import Edit, Finding, Fix, Position, Severity, Span
@@ -447,9 +448,36 @@ def _clearing_functions(ctx: Context) -> frozenset:
     return cache["clearing"]
 
 
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_MAY_CLEAR = (ast.Call, ast.Assign, ast.AugAssign)  # the only nodes _clears_gradients may say yes to
+
+
 def _clearing_in(stmt: ast.stmt) -> frozenset:
-    return frozenset(node.name for node in ast.walk(stmt) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                     and any(_clears_gradients(n) for n in ast.walk(node)))
+    """The names of the defs in ``stmt`` (at any depth) whose code (decorators and defaults included: the def's
+    whole subtree) clears gradients. One walk, each node with the defs around it (a walk per def read a class's
+    methods twice and nested defs once per level: 1.3 s of a 200k-line file's first analysis)."""
+    found: set = set()
+    stack: list = [(stmt, ())]
+    pop, push, kinds = stack.pop, stack.append, incremental._KINDS
+    while stack:
+        node, around = pop()
+        node_type = node.__class__
+        if node_type in _DEFS:
+            around = (*around, node.name)
+        elif around and node_type in _MAY_CLEAR and _clears_gradients(node):
+            found.update(around)
+        kind = kinds.get(node_type)
+        if kind is None:
+            kind = incremental._kind(node_type)
+        for name in kind[1]:
+            child = getattr(node, name)
+            if child.__class__ is list:
+                for item in child:
+                    if isinstance(item, ast.AST):
+                        push((item, around))
+            elif isinstance(child, ast.AST):
+                push((child, around))
+    return frozenset(found)
 
 
 class MissingZeroGrad(Rule):

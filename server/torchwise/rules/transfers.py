@@ -637,7 +637,24 @@ def _imports_torch(top: ast.stmt) -> bool:
     return any(
         isinstance(stmt, ast.Import) and any(a.name == "torch" or a.name.startswith("torch.") for a in stmt.names)
         or isinstance(stmt, ast.ImportFrom) and (stmt.module or "").split(".")[0] == "torch" and not stmt.level
-        for stmt in ast.walk(top) if isinstance(stmt, (ast.Import, ast.ImportFrom)))
+        for stmt in _statements(top) if isinstance(stmt, (ast.Import, ast.ImportFrom)))
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # the fields that hold statements (an import is one)
+
+
+def _statements(top: ast.stmt) -> list:
+    """Every statement in ``top`` (itself included), at any depth: only blocks are walked, not expressions, which
+    hold no statement (a walk of every node cost 0.66 s on a 200k-line file's first analysis)."""
+    found, stack = [], [top]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        for name in _BLOCKS:
+            block = getattr(node, name, None)
+            if block:
+                stack.extend(block)
+    return found
 
 
 class HardCodedCuda(Rule):
