@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+from torchwise import incremental
 from torchwise.analysis.scopes import Scope
 from torchwise.findings import Finding, Fix, Position, Severity, Span
 from torchwise.rules.base import Context, Invalid, Reach, Rule, Valid
@@ -51,18 +52,35 @@ def _not_only_read(ctx: Context) -> frozenset:
 
 
 def _not_read_in(stmt: ast.stmt) -> frozenset:
-    """The names a top-level statement mentions other than by storing or reading them (`del x`, `x.add_(1)`)."""
-    parents: dict = {}
+    """The names a top-level statement mentions other than by storing or reading them (`del x`, `x.add_(1)`).
+    One walk, each node with its parent and grandparent (all ``_a_read`` looks at): a parent map of the whole
+    statement and two walks cost 1.9 s of a 200k-line file's first analysis."""
     found = set()
-    for node in ast.walk(stmt):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
+    stack: list = [(stmt, None, None)]
+    pop, push, kinds = stack.pop, stack.append, incremental._KINDS
+    Name, Store, Del, Global, Nonlocal, AST = ast.Name, ast.Store, ast.Del, ast.Global, ast.Nonlocal, ast.AST
+    while stack:
+        node, parent, grandparent = pop()
+        node_type = node.__class__
+        if node_type is Name:
+            context = node.ctx.__class__
+            if context is not Store and node.id not in found and (
+                    context is Del or not _a_read(node, parent, {parent: grandparent} if parent is not None else {})):
+                found.add(node.id)
+            continue
+        if node_type is Global or node_type is Nonlocal:
             found.update(node.names)
-    for node in ast.walk(stmt):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store) and node.id not in found and (
-                isinstance(node.ctx, ast.Del) or not _a_read(node, parents.get(node), parents)):
-            found.add(node.id)
+        kind = kinds.get(node_type)
+        if kind is None:
+            kind = incremental._kind(node_type)
+        for name in kind[1]:
+            child = getattr(node, name)
+            if child.__class__ is list:
+                for item in child:
+                    if isinstance(item, AST):
+                        push((item, node, parent))
+            elif isinstance(child, AST):
+                push((child, node, parent))
     return frozenset(found)
 
 
