@@ -29,6 +29,7 @@ from typing import Callable, Iterable, Optional, Tuple
 from torchwise.analysis import dims, ops, ops_einops
 from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
+from torchwise.analysis.layers import LAYERS
 from torchwise.analysis.scopes import ModuleIndex, Scope, ScopeKind
 from torchwise.analysis.values import (
     EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue,
@@ -44,7 +45,7 @@ _LOOP_PASSES = 3  # a loop body is re-run until its facts are stable, at most th
 _MAX_CALL_SITES = 64
 _MAX_CALL_DEPTH = 12  # calls analysed inside calls
 _MAX_SPECIALIZATIONS = 400  # calls analysed with their arguments' facts, per analysis of a module
-_MAX_TRIALS = 48  # parameters whose rank is tried (each rank: one run of the body), per analysis of a module
+_MAX_TRIALS = 8  # parameters whose rank is tried (each rank: one run of the body), per def analysed as a unit
 _TRIAL_RANKS = range(1, 7)  # a rank is decided when exactly one of these (and not the largest) can run
 _CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 # What every nn.Module instance has without __init__ setting it: reading one never fails.
@@ -484,6 +485,8 @@ class Inference:
         # While a class's __init__ runs, its attributes are being made: read directly, not as a dependency.
         self._unit_class = info.node.name if isinstance(info, ClassInfo) else None
         self._unit_tag = info.key if isinstance(info, MethodInfo) else info.node.name
+        # A budget of its own: what a unit tries never depends on which other units were reused.
+        self._trials_left = _MAX_TRIALS
         try:
             if isinstance(info, ClassInfo):
                 self._analyse_class(info, float_default)
@@ -757,9 +760,13 @@ class Inference:
             env.vars[args.kwarg.arg] = MappingValue(extra)
         if not self._specializing:
             self._parameters_by_use(node, env)
-            if node.name != "__init__":
-                self._ranks_by_trial(node, env)
+            if node.name != "__init__" and class_name is not None and self._is_module_class(class_name):
+                self._ranks_by_trial(node, env)  # (a module's methods: where tensors come in unannounced)
         return env
+
+    def _is_module_class(self, name: str) -> bool:
+        info = self.classes.get(name)
+        return info is not None and info.is_module
 
     def _ranks_by_trial(self, node, env: Env) -> None:
         """A parameter nothing tells about (no caller seen, no annotation), used as a tensor whose rank the body
@@ -767,6 +774,8 @@ class Inference:
         ``map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=h), qkv)``. The body is run once per rank; when
         every rank but one makes an op certainly raise on a path every call takes, a call that returns had that
         rank, and the parameter has it (its sizes unnamed, unless a use names them)."""
+        if not self._may_fix_a_rank(node, env):
+            return
         args = node.args
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
             value = env.vars.get(arg.arg)
@@ -784,6 +793,28 @@ class Inference:
                 shape = tuple(_stable_fresh(arg.arg, (id(node), arg.arg, i)) for i in range(possible[0]))
                 env.vars[arg.arg] = TensorValue(shape=shape)
                 self._by_trial.add(id(env.vars[arg.arg]))
+
+    def _may_fix_a_rank(self, node, env: Env) -> bool:
+        """Whether the body itself holds something that admits one rank only (what a trial can decide on): an
+        einops call, a shape unpacked into names, or a call of a layer of ``self`` that checks its input's rank
+        (an einops layer, a conv, a pooling, a norm with a rank check, or a Sequential holding one). Most bodies
+        hold none, and trying them would cost a run of the body per rank for nothing."""
+        instance = env.vars.get(node.args.args[0].arg) if node.args.args else None
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Assign) and isinstance(sub.targets[0], (ast.Tuple, ast.List)) \
+                    and any(isinstance(n, ast.Attribute) and n.attr in ("shape", "size") for n in ast.walk(sub.value)):
+                return True
+            if not isinstance(sub, ast.Call):
+                continue
+            qualname = env.scope.qualname(sub.func) or ""
+            if qualname.startswith("einops."):
+                return True
+            func = sub.func
+            if isinstance(instance, InstanceValue) and isinstance(func, ast.Attribute) \
+                    and isinstance(func.value, ast.Name) and func.value.id == node.args.args[0].arg \
+                    and _checks_rank(self.instance_attribute(instance, func.attr)):
+                return True
+        return False
 
     def _raises_with(self, node, env: Env, name: str, rank: int) -> bool:
         """Whether the body, run with ``name`` a tensor of ``rank`` unknown sizes, certainly raises."""
@@ -2247,6 +2278,17 @@ def _specializable(node, scope: Scope) -> bool:
         if name not in _PLAIN_DECORATORS:
             return False
     return not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node))
+
+
+def _checks_rank(module, depth: int = 0) -> bool:
+    """A layer whose call raises for all input ranks but one or two (or a container holding one)."""
+    if not isinstance(module, ModuleValue) or depth > 4:
+        return False
+    if module.kind in _CONTAINERS:
+        return any(_checks_rank(m, depth + 1) for m in (*(module.children or ()), module.element))
+    spec = LAYERS.get(module.kind)
+    return ops_einops.is_einops_layer(module) or spec is not None and spec.ranks is not None \
+        or module.kind.startswith(("Conv", "MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMaxPool", "LPPool"))
 
 
 def _may_return(stmt: ast.stmt) -> bool:
