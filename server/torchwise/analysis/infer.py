@@ -44,7 +44,7 @@ _DEFAULT_SETTERS = frozenset({"set_default_dtype", "set_default_tensor_type", "s
 _LOOP_PASSES = 3  # a loop body is re-run until its facts are stable, at most this often
 _MAX_CALL_SITES = 64
 _MAX_CALL_DEPTH = 12  # calls analysed inside calls
-_MAX_SPECIALIZATIONS = 400  # calls analysed with their arguments' facts, per analysis of a module
+_MAX_SPECIALIZATIONS = 400  # calls analysed with their arguments' facts, per unit (and per pass over module code)
 _MAX_TRIALS = 8  # parameters whose rank is tried (each rank: one run of the body), per def analysed as a unit
 _TRIAL_RANKS = range(1, 7)  # a rank is decided when exactly one of these (and not the largest) can run
 _CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
@@ -237,6 +237,7 @@ class Inference:
         with dims.fresh_names("m1"):
             self._exec_block(tree.body, self.module_env)
         module_end = self.module_env
+        first_pass_specializations = self._specializations
         # (A unit gets nothing of the first pass but what it reads, compared on reuse: not its memoised calls.)
         self._specialized.clear()
         self._built.clear()
@@ -273,6 +274,7 @@ class Inference:
             self._built.clear()
             self._reset_defaults()
             self.module_env = Env(self.index.module_scope)
+            self._specializations = first_pass_specializations  # (the first pass's budget, whatever units used)
             with dims.fresh_names("m2"):
                 self._exec_block(tree.body, self.module_env)
         else:
@@ -485,8 +487,8 @@ class Inference:
         # While a class's __init__ runs, its attributes are being made: read directly, not as a dependency.
         self._unit_class = info.node.name if isinstance(info, ClassInfo) else None
         self._unit_tag = info.key if isinstance(info, MethodInfo) else info.node.name
-        # A budget of its own: what a unit tries never depends on which other units were reused.
-        self._trials_left = _MAX_TRIALS
+        # Budgets of its own: what a unit tries and specialises never depends on which other units were reused.
+        self._trials_left, self._specializations = _MAX_TRIALS, 0
         try:
             if isinstance(info, ClassInfo):
                 self._analyse_class(info, float_default)
