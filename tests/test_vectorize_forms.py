@@ -400,6 +400,34 @@ def test_ragged_stores(r):
 
 @MANY
 @given(st.randoms(use_true_random=False))
+def test_copy_into_slots(r):
+    """``T[i].copy_(v)``, its result thrown away, is the store ``T[i] = v``: cast to ``T``'s dtype, broadcast to
+    the slot, in place."""
+    n, d = r.choice([0, 1, 5]), r.choice([1, 3])
+    src, dst = r.choice(FLOATS + INTS), r.choice(FLOATS + INTS)
+    params = {"x": laid_out(r, (n, d), src), "w": tensor(r, (n,), src)}
+    value = r.choice(["x[i]", "x[i] * 2", "x[i].abs()", "torch.relu(x[i])", "w[i]", "x[i] + w[i]", "x[i, 0]"])
+    call = r.choice([f"copy_({value})", f"copy_({value}, non_blocking=True)", f"copy_({value}, False)"])
+    slot = r.choice(["out[i]", "out[i, :]", "out[i][:]"])
+    lines = [f"out = torch.zeros({n}, {d}, dtype={dst})"]
+    if r.random() < 0.3:
+        lines += ["for i in range(len(x)):", "    for j in range(x.shape[1]):",
+                  f"        out[i][j].copy_({r.choice(['x[i, j]', 'x[i][j] * 2', 'w[i]'])})"]
+    else:
+        lines += ["for i in range(len(x)):", f"    {slot}.{call}"]
+    counted("copy_ into a slot (a store)", program([seed(r)] + _with_params(r, lines, params)))
+
+
+def _with_params(r: random.Random, lines: list, params: dict) -> list:
+    """The inputs at module level, or passed to a function holding the loop."""
+    if r.random() < 0.5:
+        return [f"{name} = {value}" for name, value in params.items()] + lines
+    return [f"{name}_arg = {value}" for name, value in params.items()] + [f"def f({', '.join(params)}):"] + \
+        ["    " + line for line in lines] + ["    return out", f"result = f({', '.join(n + '_arg' for n in params)})"]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
 def test_grid_dots_and_column_scalars(r):
     """``C[i, j] = (u(i) * v(j)).sum()`` of computed vectors (one matrix product of the two batched sides, a column
     walk in the data's own order: ``(X - mu).T @ (X - mu)``), and column walks with per-column numbers
@@ -726,6 +754,22 @@ NEAR_MISSES = [
     # duplicate slots written with different values (the loop keeps the last)
     ["idx = torch.tensor([0, 1, 0])", "v = torch.randn(3)", "out = torch.zeros(2)", "for i in range(3):",
      "    out[idx[i]] = v[i]"],
+    # `copy_` that is not the store `T[i] = v`: its result used, the whole tensor, a list's item, an index that is
+    # a tensor (`out[idx[i]]` may be a copy), a Python number (the store checks it fits), more dims than the slot
+    # (`copy_` raises where the store drops leading ones), a recurrence through the output
+    ["x = torch.randn(5, 3)", "out = torch.zeros(5, 3)", "res = []", "for i in range(5):",
+     "    res.append(out[i].copy_(x[i] * 2))"],
+    ["x = torch.randn(5, 3)", "out = torch.zeros(5, 3)", "for i in range(5):", "    y = out[i].copy_(x[i])"],
+    ["x = torch.randn(5, 3)", "out = torch.zeros(5, 3)", "for i in range(5):", "    out.copy_(x * i)"],
+    ["x = torch.randn(5, 3)", "outs = [torch.zeros(3) for _ in range(5)]", "for i in range(5):",
+     "    outs[i].copy_(x[i])"],
+    ["x = torch.randn(5, 3)", "idx = torch.tensor([4, 3, 2, 1, 0])", "out = torch.zeros(5, 3)", "for i in range(5):",
+     "    out[idx[i]].copy_(x[i])"],
+    ["x = [1.0, 2.0, 300.0]", "out = torch.zeros(3, dtype=torch.uint8)", "for i in range(3):", "    out[i].copy_(x[i])"],
+    ["x = torch.randn(5, 1, 3)", "out = torch.zeros(5, 3)", "for i in range(5):", "    out[i].copy_(x[i])"],
+    ["x = torch.randn(5, 3)", "out = torch.zeros(5, 3)", "for i in range(1, 5):", "    out[i].copy_(out[i - 1] + x[i])"],
+    ["x = torch.randn(5, 3)", "out = torch.zeros(5, 3)", "for i in range(5):", "    out[i].copy_(x[i]).add_(1)"],
+    ["x = torch.randn(5, 3)", "out = torch.zeros(5, 3)", "for i in range(5):", "    out[i].copy_(src=x[i])"],
     # random draws, effects
     ["x = torch.randn(5)", "out = torch.empty(5)", "for i in range(5):", "    out[i] = x[i] + torch.randn(())"],
     ["x = torch.randn(5)", "out = torch.empty(5)", "for i in range(5):", "    out[i] = x[i] * 2", "    print(out[i])"],
@@ -810,6 +854,14 @@ NOW_REWRITTEN = [
      "    return result", "sims = cosine_similarity_loop(torch.randn(64, 8), torch.randn(64, 8))"],
     ["def f(x):", "    return torch.sin(x) * x + x ** 2", "tensor_list = [torch.randn(64) for _ in range(20)]",
      "outputs = torch.stack([f(x) for x in tensor_list])"],
+    # `T[i].copy_(v)` is the store `T[i] = v` (timm's fast_collate), with its cast and broadcast
+    ["x = torch.randn(6, 3)", "out = torch.zeros(6, 3)", "for i in range(6):", "    out[i].copy_(x[i] * 2)"],
+    ["x = torch.randn(6, 3)", "out = torch.zeros(6, 3, dtype=torch.float64)", "for i in range(6):",
+     "    out[i].copy_(x[i], non_blocking=True)"],
+    ["x = torch.randn(6)", "out = torch.zeros(6, 4)", "for i in range(6):", "    out[i].copy_(x[i])"],
+    ["def collate(images):", "    out = torch.zeros(len(images), 3, 4, dtype=torch.uint8)",
+     "    for i in range(len(images)):", "        out[i].copy_(images[i])", "    return out",
+     "batch = collate(torch.randint(0, 256, (5, 3, 4), dtype=torch.uint8))"],
     # the index placed at the concat dim, no moving
     ["x = torch.randn(32).unsqueeze(1)", "out = torch.cat([x ** i for i in range(1, 5)], 1)"],
 ]

@@ -298,7 +298,37 @@ class BodyTranslator:
             vec = self.batcher(call.args[0])
             self.body.writes.append(Append(func.value.id, vec, cond, stmt, call.args[0]))
             return
+        copied = copy_store(call)
+        if copied is not None and isinstance(self.batcher.ctx.value(_base(copied[0])), TensorValue):
+            self.copy_into(stmt, copied[0], copied[1], cond)
+            return
         raise Inherent("a call whose result is thrown away (it may have effects)")
+
+    def copy_into(self, stmt: ast.Expr, target: ast.Subscript, value: ast.expr, cond) -> None:
+        """``T[i].copy_(v)``, its result thrown away: the store ``T[i] = v``. Both write ``v`` cast to ``T``'s
+        dtype and broadcast to the slot's shape, in place, into the view ``T[i]`` is; they part only where ``T[i]``
+        is not a view (an index that is a tensor, a copy), ``v`` is a Python number (``copy_`` wraps it where the
+        store checks it fits the dtype), or ``v`` has more dims than the slot (the store drops leading ones of
+        size 1, ``copy_`` raises): those are refused."""
+        name, parts = _target(target)
+        ctx = self.batcher.ctx
+        for part in parts:
+            if isinstance(part, ast.Slice) or isinstance(part, ast.Constant) and part.value in (None, Ellipsis):
+                continue
+            facts = ctx.value(part)
+            if not (isinstance(facts, ScalarValue) and facts.kind == "int"):
+                raise Refuse("`copy_` into a slot whose index may not be a Python int (not a view)")
+        vec = self.batcher(value)
+        if not vec.is_tensor:
+            raise Refuse("`copy_` of something that is not a tensor")
+        slot = ctx.value(target)
+        shape = getattr(vec.elem, "shape", None)
+        if not (isinstance(slot, TensorValue) and isinstance(slot.shape, tuple) and isinstance(shape, tuple)):
+            raise Refuse("`copy_` into a slot whose rank is unknown")
+        if len(shape) > len(slot.shape):
+            raise Refuse("`copy_` of values with more dims than the slot (it raises where a store would not)")
+        self.batcher.written_slot(name, parts)
+        self.body.writes.append(Store(name, target, vec, cond, stmt, parts, value))
 
     def branch(self, stmt: ast.If, cond) -> None:
         test = self.batcher(stmt.test)
@@ -439,6 +469,33 @@ def _target(node: ast.expr):
     return base.id, parts
 
 
+def _base(node: ast.Subscript) -> ast.expr:
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node
+
+
+def copy_store(call: ast.expr):
+    """(target, value) of ``T[i].copy_(v)`` (``non_blocking`` a constant allowed), as a statement of its own the
+    store ``T[i] = v`` where ``T`` is a tensor (see ``BodyTranslator.copy_into``); None: not that shape."""
+    if not isinstance(call, ast.Call):
+        return None
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "copy_" and _target(func.value) is not None):
+        return None
+    args, keywords = list(call.args), {k.arg: k.value for k in call.keywords}
+    if any(isinstance(a, ast.Starred) for a in args) or set(keywords) - {"non_blocking"}:
+        return None  # the source by keyword is `src=` or `other=` depending on the version: not read
+    if len(args) == 2 and "non_blocking" not in keywords:
+        keywords["non_blocking"] = args.pop()
+    if len(args) != 1:
+        return None
+    blocking = keywords.get("non_blocking")
+    if blocking is not None and not (isinstance(blocking, ast.Constant) and isinstance(blocking.value, bool)):
+        return None
+    return func.value, args[0]
+
+
 def _same_slot(a, b) -> bool:
     if isinstance(a, Append):
         return a.name == b.name
@@ -480,8 +537,12 @@ def classify_names(statements: list) -> tuple:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
                     and isinstance(node.func.value, ast.Name):
                 lists.add(node.func.value.id)
+            if isinstance(node, ast.Expr) and copy_store(node.value) is not None:
+                base = _base(node.value.func.value)
+                if isinstance(base, ast.Name):
+                    targets.add(base.id)
     return targets, accumulators, lists
 
 
 __all__ = ["Accumulate", "Append", "Body", "BodyTranslator", "InPlaceScan", "Scatter", "Store", "bound_names",
-           "classify_names"]
+           "classify_names", "copy_store"]

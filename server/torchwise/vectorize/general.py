@@ -21,7 +21,7 @@ from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue
 from torchwise.vectorize import proof, rewrite
 from torchwise.vectorize.batch import Batcher
 from torchwise.vectorize.vec import Vec
-from torchwise.vectorize.body import BodyTranslator, bound_names, classify_names
+from torchwise.vectorize.body import BodyTranslator, bound_names, classify_names, copy_store
 from torchwise.vectorize.emit import Doubt, Emitter, _ALLOCATORS, _FRESH_FACTORIES
 from torchwise.vectorize.expr import ARITH, ATOM, TERM, Inherent, Refuse, _precedence, torch_name, wrap
 from torchwise.vectorize.oracle import Oracle
@@ -467,6 +467,8 @@ def _syntactic_code(statements: list, levels: list) -> Optional[str]:
                 appends = True
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for t in node.targets):
                 stores = True
+            if isinstance(node, ast.Expr) and copy_store(node.value) is not None:
+                stores = True  # `T[i].copy_(v)`: the store `T[i] = v`
             if isinstance(node, ast.AugAssign):
                 if isinstance(node.target, ast.Subscript):
                     stores = True
