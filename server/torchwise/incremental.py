@@ -128,6 +128,22 @@ _NOT_NODES = frozenset({"ctx", "op", "id", "attr", "arg", "module", "type_commen
                         "conversion", "simple", "asname"})
 
 
+def child_nodes(node: ast.AST) -> list:
+    """The nodes directly under ``node`` (``ast.iter_child_nodes`` without the position-less ``ctx``/``op``
+    ones, the fields read once per node type): what the whole-statement scans walk."""
+    kind = _KINDS.get(node.__class__)
+    if kind is None:
+        kind = _kind(node.__class__)
+    found = []
+    for name in kind[1]:
+        child = getattr(node, name)
+        if child.__class__ is list:
+            found.extend(item for item in child if isinstance(item, ast.AST))
+        elif isinstance(child, ast.AST):
+            found.append(child)
+    return found
+
+
 def _kind(node_type: type) -> tuple:
     """Whether nodes of this type carry line numbers, and which fields may hold child nodes."""
     fields = () if node_type is ast.Constant else tuple(f for f in node_type._fields if f not in _NOT_NODES)

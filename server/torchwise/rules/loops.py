@@ -57,8 +57,8 @@ def _not_read_in(stmt: ast.stmt) -> frozenset:
     statement and two walks cost 1.9 s of a 200k-line file's first analysis."""
     found = set()
     stack: list = [(stmt, None, None)]
-    pop, push, kinds = stack.pop, stack.append, incremental._KINDS
-    Name, Store, Del, Global, Nonlocal, AST = ast.Name, ast.Store, ast.Del, ast.Global, ast.Nonlocal, ast.AST
+    pop, push = stack.pop, stack.append
+    Name, Store, Del, Global, Nonlocal = ast.Name, ast.Store, ast.Del, ast.Global, ast.Nonlocal
     while stack:
         node, parent, grandparent = pop()
         node_type = node.__class__
@@ -70,17 +70,8 @@ def _not_read_in(stmt: ast.stmt) -> frozenset:
             continue
         if node_type is Global or node_type is Nonlocal:
             found.update(node.names)
-        kind = kinds.get(node_type)
-        if kind is None:
-            kind = incremental._kind(node_type)
-        for name in kind[1]:
-            child = getattr(node, name)
-            if child.__class__ is list:
-                for item in child:
-                    if isinstance(item, AST):
-                        push((item, node, parent))
-            elif isinstance(child, AST):
-                push((child, node, parent))
+        for child in incremental.child_nodes(node):
+            push((child, node, parent))
     return frozenset(found)
 
 

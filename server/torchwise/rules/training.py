@@ -458,7 +458,7 @@ def _clearing_in(stmt: ast.stmt) -> frozenset:
     methods twice and nested defs once per level: 1.3 s of a 200k-line file's first analysis)."""
     found: set = set()
     stack: list = [(stmt, ())]
-    pop, push, kinds = stack.pop, stack.append, incremental._KINDS
+    pop, push = stack.pop, stack.append
     while stack:
         node, around = pop()
         node_type = node.__class__
@@ -466,17 +466,8 @@ def _clearing_in(stmt: ast.stmt) -> frozenset:
             around = (*around, node.name)
         elif around and node_type in _MAY_CLEAR and _clears_gradients(node):
             found.update(around)
-        kind = kinds.get(node_type)
-        if kind is None:
-            kind = incremental._kind(node_type)
-        for name in kind[1]:
-            child = getattr(node, name)
-            if child.__class__ is list:
-                for item in child:
-                    if isinstance(item, ast.AST):
-                        push((item, around))
-            elif isinstance(child, ast.AST):
-                push((child, around))
+        for child in incremental.child_nodes(node):
+            push((child, around))
     return frozenset(found)
 
 
