@@ -1137,13 +1137,13 @@ class Inference:
         """``if use_cls_token: self.cls_token = nn.Parameter(...)``: an attribute first set on one path only can
         afterwards be read only where that path ran (elsewhere the read raises AttributeError), so a read sees
         that path's value. Not for a name the class (or what it inherits) has without being set."""
-        known = self._instance_names(before.self_class)
-        if known is None:
-            return
         previous = before.vars.get("<self>") or {}
         mine, theirs = body.vars.get("<self>") or {}, orelse.vars.get("<self>") or {}
-        one_sided = {k: (mine.get(k) if k in mine else theirs.get(k))
-                     for k in mine.keys() ^ theirs.keys() if k not in previous and k not in known}
+        new = [k for k in mine.keys() ^ theirs.keys() if k not in previous]
+        known = self._instance_names(before.self_class) if new else None  # (the class walked only when needed)
+        if known is None:
+            return
+        one_sided = {k: (mine.get(k) if k in mine else theirs.get(k)) for k in new if k not in known}
         if one_sided:
             merged.vars["<self>"] = {**merged.vars.get("<self>", {}), **one_sided}
 
