@@ -200,6 +200,8 @@ class Inference:
         self._maybe_depth = 0  # > 0 where the code runs on some paths only (a branch, a loop body, a handler)
         self._trials_left = _MAX_TRIALS
         self._forced = None  # a map(...) or generator that an unpacking runs to its end (every item)
+        self._forced_count: Optional[int] = None  # ... into that many targets (None: a starred target)
+        self._item_axes = False  # a pattern names an item's axes: fresh symbols (each item has sizes of its own)
         self._by_trial: set = set()  # ids of the parameter values a trial decided (use still names their dims)
         self._bindings = _bindings_signature(index.module_scope)
         # Every name each def or top-level statement mentions, kept for the nodes the incremental parse reused.
@@ -965,11 +967,14 @@ class Inference:
         unpacked = len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List))
         if unpacked:
             self._shape_by_use(stmt.targets[0], stmt.value, env)
-        saved, self._forced = self._forced, stmt.value if unpacked else None
+        saved = self._forced, self._forced_count
+        self._forced = stmt.value if unpacked else None
+        self._forced_count = len(stmt.targets[0].elts) if unpacked and not any(
+            isinstance(e, ast.Starred) for e in stmt.targets[0].elts) else None
         try:
             value = self.eval(stmt.value, env)
         finally:
-            self._forced = saved
+            self._forced, self._forced_count = saved
         for target in stmt.targets:
             self._bind(target, value, env)
 
@@ -994,9 +999,11 @@ class Inference:
         Sequential) where nothing is known of ``img``: ``img`` has the pattern's shape, ``(b, c, h*ph, w*pw)``,
         from here on (einops raises for any other rank). Its axes are named after the pattern's."""
         first = call.node.args[0] if call.node.args else None
+        given = call.args[0] if call.args else None
+        rank_unknown = isinstance(given, TensorValue) and given.shape is None  # (a layer's output, say)
         if not isinstance(first, ast.Name) or not call.args or call.starred or (
-                call.args[0] is not None and not isinstance(call.args[0], SymbolicValue)
-                and id(call.args[0]) not in self._by_trial):
+                given is not None and not isinstance(given, SymbolicValue) and not rank_unknown
+                and id(given) not in self._by_trial):
             return
         request = ops_einops.input_pattern(self, qualname, callee, call)
         if request is None:
@@ -1005,10 +1012,10 @@ class Inference:
         line = call.node.lineno
 
         def symbol(axis: str) -> Sym:
-            return Sym.fresh(axis) if self._specializing else Sym.var(f"{axis}@L{line}")
+            return Sym.fresh(axis) if self._specializing or self._item_axes else Sym.var(f"{axis}@L{line}")
         shape = ops_einops.pattern_input_shape(pattern, axes, symbol)
         if shape is not None:
-            value = TensorValue(shape=shape)
+            value = given.with_(shape=shape, strides=None) if rank_unknown else TensorValue(shape=shape)
             env.vars[first.id] = value
             call.args[0] = value
 
@@ -1643,9 +1650,28 @@ class Inference:
 
     def _comprehension(self, node, env: Env):
         if node is self._forced:  # `q, k, v = (rearrange(t, ...) for t in qkv)`: unpacking runs every item
+            unpacked = self._generator_unpacked(node, env)
+            if unpacked is not None:
+                return unpacked
             return self._comprehension_items(node, env)
         with self._on_some_paths():
             return self._comprehension_items(node, env)
+
+    def _generator_unpacked(self, node, env: Env):
+        """``q, k, v = (rearrange(t, 'b n (h d) -> b h n d', h=h) for t in qkv)``: one ``for`` over a name, no
+        ``if``: the element made of each of qkv's items (3 of them where the line runs on, when not known)."""
+        generator = node.generators[0] if isinstance(node, ast.GeneratorExp) and len(node.generators) == 1 else None
+        if generator is None or generator.ifs or generator.is_async or not isinstance(generator.target, ast.Name) \
+                or self._forced_count is None:
+            return None
+        iterable = self.eval(generator.iter, env)
+        unknown = not isinstance(iterable, SeqValue) or iterable.items is None
+        if not unknown and (iterable.kind not in ("tuple", "list") or len(iterable.items) != self._forced_count):
+            return None
+        items = (None,) * self._forced_count if unknown else iterable.items
+        scope = self.index.scope_of_node.get(node, env.scope)
+        return SeqValue("tuple", tuple(self._each_item(node.elt, scope, generator.target.id, items, env, True,
+                                                       unknown)))
 
     def _comprehension_items(self, node, env: Env):
         inner = env.copy()
@@ -1810,31 +1836,21 @@ class Inference:
         if call.starred or len(call.args) != 2 or call.kwargs:
             return None
         function, items = call.node.args[0], call.args[1]
-        if not isinstance(items, SeqValue) or items.items is None:
+        one_argument = isinstance(function, ast.Lambda) and len(function.args.args) == 1 \
+            and not function.args.defaults \
+            and not (function.args.vararg or function.args.kwarg or function.args.kwonlyargs)
+        unknown_items = not isinstance(items, SeqValue) or items.items is None
+        if unknown_items and one_argument and call.node is self._forced and self._forced_count is not None:
+            # `q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=h), qkv)` with `qkv` not known:
+            # where the line runs on, qkv had 3 items, each what the lambda makes of an item not known.
+            items = SeqValue("tuple", (None,) * self._forced_count)
+        elif unknown_items:
             return None
         results = []
-        if isinstance(function, ast.Lambda) and len(function.args.args) == 1 and not function.args.defaults \
-                and not (function.args.vararg or function.args.kwarg or function.args.kwonlyargs):
+        if one_argument:
             scope = self.index.scope_of_node.get(function, env.scope)
-            per_item = []
-            for item in items.items:
-                saved, self.values = self.values, {}
-                inner = Env(scope, {**env.vars, function.args.args[0].arg: item}, env.self_class)
-                try:
-                    if call.node is self._forced:  # `q, k, v = map(lambda t: ..., qkv)`: every item is run
-                        results.append(self.eval(function.body, inner))
-                    else:
-                        with self._on_some_paths():
-                            results.append(self.eval(function.body, inner))
-                finally:
-                    per_item.append(self.values)
-                    self.values = saved
-            for node in set().union(*per_item) if per_item else ():  # what holds for every item
-                value = per_item[0].get(node)
-                for other in per_item[1:]:
-                    value = join(value, other.get(node))
-                if value is not None:
-                    self.values[node] = value
+            results = self._each_item(function.body, scope, function.args.args[0].arg, items.items, env,
+                                      call.node is self._forced, unknown_items)
         elif isinstance(function, ast.Name) and env.scope.owner_of(function.id) is self.index.module_scope \
                 and function.id in self.functions:
             # `map(l2norm, (q, k))` of a function of this module: called once per item, as `l2norm(q)` would be
@@ -1847,6 +1863,35 @@ class Inference:
             for item in items.items:
                 results.append(ops.call_qualified(self, qualname, ops.Call(call.node, [item], {}, False, env)))
         return SeqValue("tuple", tuple(results))
+
+    def _each_item(self, body: ast.expr, scope, name: str, items: tuple, env: Env, forced: bool,
+                   unknown: bool) -> list:
+        """``body`` evaluated with ``name`` bound to each item in turn (a lambda mapped, a generator's element):
+        what each gives. Errors count only where an unpacking runs every item (``forced``); items not known
+        (``unknown``) name their axes with fresh symbols, as each item has sizes of its own. Hover inside shows
+        what holds for every item."""
+        results, per_item = [], []
+        for item in items:
+            saved, self.values = self.values, {}
+            inner = Env(scope, {**env.vars, name: item}, env.self_class)
+            saved_axes, self._item_axes = self._item_axes, unknown
+            try:
+                if forced:
+                    results.append(self.eval(body, inner))
+                else:
+                    with self._on_some_paths():
+                        results.append(self.eval(body, inner))
+            finally:
+                self._item_axes = saved_axes
+                per_item.append(self.values)
+                self.values = saved
+        for node in set().union(*per_item) if per_item else ():  # what holds for every item
+            value = per_item[0].get(node)
+            for other in per_item[1:]:
+                value = join(value, other.get(node))
+            if value is not None:
+                self.values[node] = value
+        return results
 
     def _forget_list_items(self, env: Env) -> None:
         """A list changed in place (``rows.append(t)``): any name may alias it, so forget every list's items."""

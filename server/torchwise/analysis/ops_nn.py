@@ -95,6 +95,15 @@ def _sizes(value, rank: int) -> tuple:
     return found
 
 
+def _window_settings(value, rank: int) -> tuple:
+    """A conv's or a pooling's stride, padding or dilation as ``rank`` dims, where an int known only to be one
+    (``stride=(2 if downsample else 1)``) is ``None`` in each dim: the output has its rank all the same, with
+    window counts of their own."""
+    if isinstance(value, ScalarValue) and value.kind == "int" and value.value is None:
+        return (None,) * rank
+    return _sizes(value, rank)
+
+
 # -- checks: raise only where PyTorch certainly does ---------------------------------------------------------
 def _require(condition: Optional[bool]) -> None:
     if condition is False:
@@ -185,7 +194,12 @@ def _windows(size, kernel, stride, padding, dilation, ceil_mode=False):
     """How many windows fit: PyTorch's ``floor((size + 2*padding - dilation*(kernel-1) - 1) / stride) + 1``;
     ceil_mode rounds up (``pooling_output_shape``), dropping a last window that would start in the right padding.
     Fewer than one window raises."""
+    if padding is None or dilation is None:
+        return Sym.fresh("n")  # a setting known only to be an int: a count of its own (ceil_mode or not)
     span = size + 2 * padding - dilation * (kernel - 1) - 1
+    if stride is None:
+        _require(dims.dim_lt(span, 0) is not True)
+        return Sym.fresh("n")
     if not ceil_mode or stride == 1:
         _require(dims.dim_lt(span, 0) is not True)  # the kernel is larger than the padded input
         quotient = dims.floordiv(span, stride)
@@ -299,14 +313,15 @@ def _one_hot(inf, a: dict):
 # -- convolutions ------------------------------------------------------------------------------------------------
 def _conv_settings(a: dict, rank: int, transposed: bool) -> tuple:
     """(stride, padding per dim (None: "same"), dilation, groups) of a convolution."""
-    stride, dilation, groups = _sizes(a["stride"], rank), _sizes(a["dilation"], rank), int_of(a["groups"])
+    stride, dilation = _window_settings(a["stride"], rank), _window_settings(a["dilation"], rank)
+    groups = int_of(a["groups"])
     if groups is None:
         raise _Nothing
     _positive(*stride, *dilation, groups)
     mode = None if transposed else _text(a["padding"])
     _require(mode in (None, "same", "valid"))
     _require(mode != "same" or not any(isinstance(s, int) and s != 1 for s in stride))  # not when strided
-    pads = (0,) * rank if mode == "valid" else None if mode == "same" else _sizes(a["padding"], rank)
+    pads = (0,) * rank if mode == "valid" else None if mode == "same" else _window_settings(a["padding"], rank)
     _require(pads is None or not any(isinstance(p, int) and p < 0 for p in pads))
     return stride, pads, dilation, groups
 
@@ -330,7 +345,7 @@ def _transposed_sizes(a: dict, spatial, kernel, stride, pads, dilation) -> tuple
     for e, s, d in zip(extra, stride, dilation):
         if all(isinstance(v, int) for v in (e, s, d)):
             _require(0 <= e < max(s, d))  # "output padding must be smaller than either stride or dilation"
-    sizes = tuple((n - 1) * s - 2 * p + d * (k - 1) + e + 1
+    sizes = tuple(Sym.fresh("n") if None in (s, p, d) else (n - 1) * s - 2 * p + d * (k - 1) + e + 1
                   for n, s, p, d, k, e in zip(spatial, stride, pads, dilation, kernel, extra))
     _require(not any(dims.dim_lt(n, 1) is True for n in sizes))
     return sizes
@@ -367,9 +382,10 @@ def _pool_windows(a: dict, rank: int, kind: str) -> tuple:
     """(kernel, stride, padding, dilation) of a pooling; ``stride=None`` (or ``[]``) is the kernel size."""
     kernel = _sizes(a["kernel_size"], rank)
     given = a["stride"]
-    stride = kernel if _is_none(given) or isinstance(given, SeqValue) and given.items == () else _sizes(given, rank)
-    padding = _sizes(a["padding"], rank)
-    dilation = _sizes(a["dilation"], rank) if "dilation" in a else (1,) * rank
+    stride = kernel if _is_none(given) or isinstance(given, SeqValue) and given.items == () \
+        else _window_settings(given, rank)
+    padding = _window_settings(a["padding"], rank)
+    dilation = _window_settings(a["dilation"], rank) if "dilation" in a else (1,) * rank
     _positive(*kernel, *stride, *dilation)
     for k, p, d in zip(kernel, padding, dilation):
         if all(isinstance(v, int) for v in (k, p, d)):  # "pad should be at most half of effective kernel size"

@@ -1,0 +1,213 @@
+"""Facts inside ``forward`` that real attention and conv blocks need, checked against the modules run for real.
+
+Shapes from vit-pytorch (XCiT's and CrossViT's cross attention, LeViT's strided query conv, ViTDetPool's
+generator unpacking):
+
+- ``q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=h), qkv)`` where ``qkv`` is
+  ``(self.to_q(x), *self.to_kv(context).chunk(2, dim=-1))`` and ``context`` is not known: the unpacking runs
+  the lambda on exactly 3 items, each a tensor of the pattern's output rank, each with sizes of its own (the
+  keys of a cross attention are not as long as the queries);
+- the same with a generator, ``(rearrange(t, ...) for t in qkv)``;
+- ``nn.Conv2d(..., stride=(2 if downsample else 1))``: an int known only to be one still gives the output its
+  rank and channels, with window counts of their own.
+
+Each module runs under ``realmodels.recorder`` on several inputs (cross and self attention, both strides);
+``realmodels.checking`` compares every fact the engine states at every name that ran (ranks, sizes, symbols
+standing for one value per call, dtypes, devices). None may be wrong, and the names listed must be known as
+tensors of the given rank.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("einops")
+
+sys.path.insert(0, str(Path(__file__).parent))
+from realmodels.checking import Checker  # noqa: E402
+from realmodels.loading import imported  # noqa: E402
+from realmodels.recorder import Recorder  # noqa: E402
+from realmodels.sites import find_sites  # noqa: E402
+
+from torchwise.analysis.values import TensorValue  # noqa: E402
+from torchwise.engine import analyze  # noqa: E402
+
+HEADER = """\
+import torch
+import torch.nn as nn
+from einops import rearrange
+
+
+def exists(val):
+    return val is not None
+
+
+def default(val, d):
+    return val if exists(val) else d
+
+"""
+
+CROSS_ATTENTION = HEADER + """\
+class Attention(nn.Module):
+    def __init__(self, dim, heads=2, dim_head=4):
+        super().__init__()
+        inner = heads * dim_head
+        self.heads = heads
+        self.norm = nn.LayerNorm(dim)
+        self.to_q = nn.Linear(dim, inner, bias=False)
+        self.to_kv = nn.Linear(dim, inner * 2, bias=False)
+        self.to_out = nn.Linear(inner, dim)
+
+    def forward(self, x, context=None):
+        h = self.heads
+        x = self.norm(x)
+        context = x if not exists(context) else torch.cat((x, context), dim=1)
+        qkv = (self.to_q(x), *self.to_kv(context).chunk(2, dim=-1))
+        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=h), qkv)
+        sim = torch.einsum('b h i d, b h j d -> b h i j', q, k)
+        attn = sim.softmax(dim=-1)
+        out = torch.einsum('b h i j, b h j d -> b h i d', attn, v)
+        out = rearrange(out, 'b h n d -> b n (h d)')
+        return self.to_out(out)
+
+
+class Wrapper(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x, **kwargs):
+        return self.fn(x, **kwargs)
+
+
+def run():
+    block = Wrapper(Attention(8))
+    block(torch.randn(2, 5, 8))
+    block(torch.randn(3, 4, 8), context=torch.randn(3, 7, 8))
+    block(torch.randn(1, 1, 8), context=torch.randn(1, 2, 8))
+"""
+
+GENERATOR_ATTENTION = HEADER + """\
+class Attention(nn.Module):
+    def __init__(self, dim, heads=2, dim_head=4):
+        super().__init__()
+        self.heads = heads
+        self.to_qkv = nn.Linear(dim, heads * dim_head * 3, bias=False)
+
+    def forward(self, x):
+        qkv = self.to_qkv(x).chunk(3, dim=-1)
+        q, k, v = (rearrange(t, 'b n (h d) -> b h n d', h=self.heads) for t in qkv)
+        dots = torch.matmul(q, k.transpose(-1, -2))
+        out = torch.matmul(dots.softmax(dim=-1), v)
+        return out
+
+
+class Wrapper(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def run():
+    block = Wrapper(Attention(8))
+    block(torch.randn(2, 5, 8))
+    block(torch.randn(1, 3, 8))
+"""
+
+STRIDED_CONV = HEADER + """\
+class Attention(nn.Module):
+    def __init__(self, dim, inner=6, downsample=False):
+        super().__init__()
+        self.to_q = nn.Sequential(nn.Conv2d(dim, inner, 1, stride=(2 if downsample else 1), bias=False),
+                                  nn.BatchNorm2d(inner))
+        self.pool = nn.MaxPool2d(2, stride=(2 if downsample else 1))
+
+    def forward(self, x):
+        q = self.to_q(x)
+        y = q.shape[2]
+        p = self.pool(x)
+        return q.flatten(2), y, p
+
+
+class Wrapper(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def run():
+    Wrapper(Attention(3))(torch.randn(2, 3, 8, 8))
+    Wrapper(Attention(3, downsample=True))(torch.randn(1, 3, 7, 9))
+"""
+
+# name -> (source, {name assigned in Attention.forward: its rank})
+CASES = {
+    "cross-attention-map-of-unknown-items": (CROSS_ATTENTION, {"q": 4, "k": 4, "v": 4, "sim": 4, "attn": 4,
+                                                               "out": 3}),
+    "generator-of-unknown-items": (GENERATOR_ATTENTION, {"q": 4, "k": 4, "v": 4, "dots": 4, "out": 4}),
+    "conv-stride-known-only-as-an-int": (STRIDED_CONV, {"q": 4, "p": 4}),
+}
+
+
+def _attention_forward(tree: ast.Module) -> ast.FunctionDef:
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Attention")
+    return next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_facts_in_forward_are_known_and_true(name, tmp_path):
+    source, expected = CASES[name]
+    path = tmp_path / f"{name.replace('-', '_')}.py"
+    path.write_text(source, encoding="utf-8")
+    analysis = analyze(source, str(path))
+    facts = analysis.facts.values
+    tree = analysis.source.tree
+    forward = _attention_forward(tree)
+    ranks = {}
+    for node in ast.walk(forward):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in expected:
+            fact = facts.get(node)
+            ranks[node.id] = len(fact.shape) if isinstance(fact, TensorValue) and fact.shape is not None else None
+    assert ranks == expected, f"{name}: the engine's ranks {ranks}"
+
+    sites = find_sites(tree, facts)
+    recorder = Recorder(str(path), sites)
+    with imported(path) as module:
+        with recorder:
+            module.run()
+    checker = Checker(path.name)
+    checker.check(recorder.frames)
+    assert not checker.problems, "\n".join(map(str, checker.sorted_problems))
+    assert checker.counts["observations"] > 20 and checker.counts["symbolic dims"] > 10
+
+
+def test_keys_of_a_cross_attention_have_sizes_of_their_own():
+    """The three items of a map over items not known are three tensors: q's length is not k's."""
+    analysis = analyze(CROSS_ATTENTION, "cross.py")
+    forward = _attention_forward(analysis.source.tree)
+    q, k = (next(n for n in ast.walk(forward) if isinstance(n, ast.Name) and n.id == name
+                 and isinstance(n.ctx, ast.Store)) for name in ("q", "k"))
+    q_fact, k_fact = analysis.facts.values[q], analysis.facts.values[k]
+    assert q_fact.shape[1] == k_fact.shape[1]  # h: the pattern's keyword, one value for both
+    assert q_fact.shape[2] != k_fact.shape[2] and q_fact.shape[0] != k_fact.shape[0]
+
+
+def test_a_starred_target_runs_no_item_not_known():
+    """``q, *rest = map(...)`` does not say how many items there are: nothing is made up."""
+    source = CROSS_ATTENTION.replace("q, k, v = map(", "q, *kv = map(").replace(
+        "q, k)", "q, q)").replace("attn, v)", "attn, q)")
+    analysis = analyze(source, "starred.py")
+    forward = _attention_forward(analysis.source.tree)
+    q = next(n for n in ast.walk(forward) if isinstance(n, ast.Name) and n.id == "q" and isinstance(n.ctx, ast.Store))
+    assert analysis.facts.values.get(q) is None or analysis.facts.values[q].shape is None
