@@ -982,7 +982,7 @@ class Inference:
         """``B, T, C = x.size()`` (or ``x.shape``) where nothing is known of ``x``: then ``x`` is a tensor of rank 3
         whose dims are named ``B``, ``T``, ``C`` for the rest of the function (only a tensor has a ``size()``
         to unpack; ``.shape`` unpacked into names is read the same way)."""
-        unpacked = _unpacked_shape(target, value)
+        unpacked = _unpacked_shape(target, value, lambda name: self._size_alias(name, value, env))
         if unpacked is None:
             return
         owner, elts = unpacked
@@ -993,6 +993,19 @@ class Inference:
             return
         shape = tuple(self._size_symbol(e, env) for e in elts)
         env.vars[owner] = TensorValue(shape=shape)
+
+    def _size_alias(self, name: str, use: ast.expr, env: Env) -> Optional[ast.expr]:
+        """``x.shape`` for ``shape`` in ``shape = x.shape; b, n, _, y, h = *shape, self.heads``: ``shape`` bound
+        once, to a size of ``x``, and ``x`` not bound again between there and ``use`` (so it is the same tensor)."""
+        found = env.scope.single_value(name)
+        if found is None or found[1] is not env.scope or _unpacked_shape_owner(found[0]) is None:
+            return None
+        size, owner = found[0], _unpacked_shape_owner(found[0])
+        between = (size.lineno, size.col_offset), (use.lineno, use.col_offset)
+        if any(between[0] < (b.node.lineno, b.node.col_offset) < between[1]
+               for b in env.scope.bindings.get(owner, ()) if hasattr(b.node, "lineno")):
+            return None
+        return size
 
     def _shape_by_pattern(self, qualname, callee, call, env: Env) -> None:
         """``rearrange(img, 'b c (h p1) (w p2) -> ...', p1=ph, p2=pw)`` (or a Rearrange layer, first in its
@@ -2125,9 +2138,10 @@ def _none_test(test) -> Optional[tuple]:
     return None
 
 
-def _unpacked_shape(target: ast.expr, value: ast.expr) -> Optional[Tuple[str, list]]:
+def _unpacked_shape(target: ast.expr, value: ast.expr, alias=None) -> Optional[Tuple[str, list]]:
     """``(x, [B, T, C])`` for ``B, T, C = x.size()`` / ``x.shape``, and for the size unpacked among other values,
-    ``b, n, _, h = *x.shape, self.heads`` (the targets that take the size's items); None for anything else."""
+    ``b, n, _, h = *x.shape, self.heads`` (the targets that take the size's items); None for anything else.
+    ``alias(name)``: the size a name stands for (``*shape`` after ``shape = x.shape``), or None."""
     if not isinstance(target, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in target.elts):
         return None
     owner = _unpacked_shape_owner(value)
@@ -2139,7 +2153,10 @@ def _unpacked_shape(target: ast.expr, value: ast.expr) -> Optional[Tuple[str, li
     if len(stars) != 1:
         return None
     at, after = stars[0], len(value.elts) - stars[0] - 1
-    owner = _unpacked_shape_owner(value.elts[at].value)
+    starred = value.elts[at].value
+    if isinstance(starred, ast.Name) and alias is not None:
+        starred = alias(starred.id) or starred
+    owner = _unpacked_shape_owner(starred)
     if owner is None or len(target.elts) < at + after:
         return None
     return owner, list(target.elts[at:len(target.elts) - after])

@@ -23,7 +23,8 @@ from typing import Callable, Optional
 from torchwise.analysis import dims
 from torchwise.analysis.optable import Signature
 from torchwise.analysis.tensors import int_of, size_of
-from torchwise.analysis.values import ScalarValue, SeqValue
+from torchwise.analysis.dims import Sym
+from torchwise.analysis.values import ScalarValue, SeqValue, SymbolicValue
 
 PARAM, BUFFER, COUNT = "param", "buffer", "count"  # a tensor's role: trained, a float buffer, an int64 counter
 MAYBE = "maybe"  # made or not, by a setting not known
@@ -43,6 +44,15 @@ class Settings:
     def sizes(self, name: str, rank: int) -> Optional[tuple]:
         """An int or a sequence of ``rank`` ints (``kernel_size=3`` or ``(3, 5)``)."""
         return sizes_of(self.bound.get(name), rank)
+
+    def sizes_not_known(self, name: str, rank: int) -> Optional[tuple]:
+        """A setting given by a name whose value is not known (``kernel_size=kernel_size``: an int or a tuple):
+        where the layer works at all it is ``rank`` ints, each a size of its own (fixed when the layer is made)."""
+        value = self.bound.get(name)
+        if isinstance(value, SymbolicValue) or isinstance(value, ScalarValue) and value.kind == "int" \
+                and value.value is None:
+            return tuple(Sym.fresh("k") for _ in range(rank))
+        return None
 
     def shape(self, name: str) -> Optional[tuple]:
         """``normalized_shape``: an int or a sequence of ints, of any length."""
@@ -135,7 +145,7 @@ def _bilinear(s: Settings):
 def _conv(rank: int, transposed: bool):
     def tensors(s: Settings):
         c_in, c_out, groups = s.int("in_channels"), s.int("out_channels"), s.int("groups")
-        kernel = s.sizes("kernel_size", rank)
+        kernel = s.sizes("kernel_size", rank) or s.sizes_not_known("kernel_size", rank)
         if None in (c_in, c_out, groups, kernel) or isinstance(groups, int) and groups <= 0:
             return None
         per_group = dims.floordiv(c_out if transposed else c_in, groups)  # `groups=dim` (depthwise): 1
