@@ -151,10 +151,49 @@ def run():
     Wrapper(Attention(3, downsample=True))(torch.randn(1, 3, 7, 9))
 """
 
+# Forms of vit-pytorch's ParallelViT, NesT, ViT-for-small-datasets and MaxViT: branches given as `*fns`
+# (`Parallel(*[block() for _ in range(n)])`) summed with the builtin `sum`, a layer's output named by the
+# unpacking right below it, `-torch.finfo(dots.dtype).max` as a fill value, `torch.tensor([2 * w - 1, 1])` of a size.
+CORPUS_FORMS = HEADER + """\
+class Parallel(nn.Module):
+    def __init__(self, *fns):
+        super().__init__()
+        self.fns = nn.ModuleList(fns)
+
+    def forward(self, x):
+        return sum([fn(x) for fn in self.fns])
+
+
+class Attention(nn.Module):
+    def __init__(self, embed, window=3):
+        super().__init__()
+        self.embed = embed
+        self.branches = Parallel(nn.Linear(8, 8), nn.Linear(8, 8))
+        self.spread = Parallel(*[nn.Linear(8, 6), nn.Linear(8, 6)])
+        self.register_buffer("scale", torch.tensor([2 * window - 1, 1]))
+
+    def forward(self, x):
+        h = self.embed(x)
+        b, n, c = h.shape
+        h = h * 2
+        y = self.branches(h)
+        z = self.spread(y)
+        fill = -torch.finfo(z.dtype).max
+        masked = z.masked_fill(z > 0, fill)
+        s = self.scale * 2
+        return masked, s
+
+
+def run():
+    Attention(nn.Linear(4, 8))(torch.randn(2, 3, 4))
+    Attention(nn.Linear(5, 8), window=4)(torch.randn(1, 7, 5))
+"""
+
 # name -> (source, {name assigned in Attention.forward: its rank})
 CASES = {
+    "corpus-forms": (CORPUS_FORMS, {"h": 3, "y": 3, "z": 3, "masked": 3, "s": 1}),
     "cross-attention-map-of-unknown-items": (CROSS_ATTENTION, {"q": 4, "k": 4, "v": 4, "sim": 4, "attn": 4,
-                                                               "out": 3}),
+                                                               "out": 4}),
     "generator-of-unknown-items": (GENERATOR_ATTENTION, {"q": 4, "k": 4, "v": 4, "dots": 4, "out": 4}),
     "conv-stride-known-only-as-an-int": (STRIDED_CONV, {"q": 4, "p": 4}),
 }
@@ -174,11 +213,12 @@ def test_facts_in_forward_are_known_and_true(name, tmp_path):
     facts = analysis.facts.values
     tree = analysis.source.tree
     forward = _attention_forward(tree)
-    ranks = {}
-    for node in ast.walk(forward):
+    ranks = {}  # (each name's first assignment)
+    for node in sorted(ast.walk(forward), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in expected:
             fact = facts.get(node)
-            ranks[node.id] = len(fact.shape) if isinstance(fact, TensorValue) and fact.shape is not None else None
+            ranks.setdefault(node.id, len(fact.shape) if isinstance(fact, TensorValue) and fact.shape is not None
+                             else None)
     assert ranks == expected, f"{name}: the engine's ranks {ranks}"
 
     sites = find_sites(tree, facts)

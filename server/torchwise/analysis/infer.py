@@ -201,6 +201,7 @@ class Inference:
         self._trials_left = _MAX_TRIALS
         self._forced = None  # a map(...) or generator that an unpacking runs to its end (every item)
         self._forced_count: Optional[int] = None  # ... into that many targets (None: a starred target)
+        self._previous_statement: Optional[ast.stmt] = None  # the statement before the one run now, in its block
         self._item_axes = False  # a pattern names an item's axes: fresh symbols (each item has sizes of its own)
         self._by_trial: set = set()  # ids of the parameter values a trial decided (use still names their dims)
         self._bindings = _bindings_signature(index.module_scope)
@@ -756,6 +757,8 @@ class Inference:
         for star in (args.vararg, args.kwarg):
             if star is not None:
                 env.vars[star.arg] = None
+        if args.vararg is not None and sites is not None and len(sites) == 1:
+            env.vars[args.vararg.arg] = sites[0][1].get("*" + args.vararg.arg)  # an instance's `*fns`
         if args.kwarg is not None and sites is not None and len(sites) == 1:
             # `def forward(self, x, **kwargs)` called with `context=x`: kwargs is that mapping (passed on whole by
             # `self.fn(x, **kwargs)`).
@@ -944,10 +947,12 @@ class Inference:
     def _exec_block(self, body: Iterable[ast.stmt], env: Env) -> None:
         early = 0  # during a rank trial: the statements after one that may return run on some paths only
         try:
+            previous = None
             for stmt in body:
                 if self.grad_enabled is not True:
                     self.grad_not_on.add(stmt)
                 handler = self._STATEMENTS.get(type(stmt))
+                self._previous_statement, previous = previous, stmt
                 if handler is not None:
                     handler(self, stmt, env)
                 else:
@@ -966,7 +971,9 @@ class Inference:
     def _assign(self, stmt: ast.Assign, env: Env) -> None:
         unpacked = len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List))
         if unpacked:
+            previous = self._previous_statement
             self._shape_by_use(stmt.targets[0], stmt.value, env)
+            self._named_where_assigned(previous, stmt, env)
         saved = self._forced, self._forced_count
         self._forced = stmt.value if unpacked else None
         self._forced_count = len(stmt.targets[0].elts) if unpacked and not any(
@@ -993,6 +1000,19 @@ class Inference:
             return
         shape = tuple(self._size_symbol(e, env) for e in elts)
         env.vars[owner] = TensorValue(shape=shape)
+
+    def _named_where_assigned(self, previous, unpacking: ast.Assign, env: Env) -> None:
+        """``x = self.to_patch_embedding(img)`` right above ``b, n, _ = x.shape``: what the unpacking tells of ``x``
+        held from its assignment on (nothing ran in between), so hover on that ``x`` tells it too."""
+        if not (isinstance(previous, ast.Assign) and len(previous.targets) == 1
+                and isinstance(previous.targets[0], ast.Name)) or self._trial is not None:
+            return
+        target = previous.targets[0]
+        owner = _unpacked_shape(unpacking.targets[0], unpacking.value)
+        value = env.vars.get(target.id)
+        if owner is not None and owner[0] == target.id and target not in self.values \
+                and isinstance(value, TensorValue) and value.shape is not None:
+            self.values[target] = value
 
     def _size_alias(self, name: str, use: ast.expr, env: Env) -> Optional[ast.expr]:
         """``x.shape`` for ``shape`` in ``shape = x.shape; b, n, _, y, h = *shape, self.heads``: ``shape`` bound
@@ -2176,16 +2196,23 @@ def _unpacked_shape_owner(value: ast.expr) -> Optional[str]:
 
 def _bind_arguments(init, call, inf) -> Optional[tuple]:
     """A class's ``__init__`` arguments by parameter name (defaults filled in), or None when they do not fit
-    (PyTorch's classes raise a TypeError then) or cannot be told (``*args``)."""
-    if call.starred:
-        return None
+    (PyTorch's classes raise a TypeError then) or cannot be told (a ``*layers`` of unknown items that does not
+    all go to ``*args``). ``*args`` is bound under ``"*args"`` (no keyword can take that name): a tuple."""
     args = init.args
     positional = [a.arg for a in (*args.posonlyargs, *args.args)][1:]
+    given = _spread_positional(call, len(positional), args.vararg is not None)
+    if given is None:
+        return None
+    given, rest = given
     defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
     defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-    if len(call.args) > len(positional) and args.vararg is None:
+    if len(given) > len(positional) and args.vararg is None:
         return None
-    bound = dict(zip(positional, call.args))
+    bound = dict(zip(positional, given))
+    if args.vararg is not None:
+        extra = tuple(given[len(positional):])
+        bound["*" + args.vararg.arg] = SeqValue("tuple", extra) if rest is None else \
+            SeqValue("tuple", None, element=rest.each, length=rest.length if not extra else None)
     names = set(positional) | {a.arg for a in args.kwonlyargs}
     for name, value in call.kwargs.items():
         if name in bound or (name not in names and args.kwarg is None):
@@ -2196,7 +2223,28 @@ def _bind_arguments(init, call, inf) -> Optional[tuple]:
             bound[name] = _constant_default(defaults[name])
         else:
             return None  # a required argument missing: the call raises
-    return tuple(sorted((n, v) for n, v in bound.items() if n in names))
+    return tuple(sorted((n, v) for n, v in bound.items() if n in names or n.startswith("*")))
+
+
+def _spread_positional(call, named: int, vararg: bool) -> Optional[tuple]:
+    """A call's positional arguments with each ``*items`` of known items spread out, and the last ``*items`` of
+    unknown items when all of it goes to ``*args`` (``Parallel(*[block() for _ in range(n)])``): (values, that
+    sequence or None); None when they cannot be told, or a ``**mapping`` was not spread (its keys unknown)."""
+    nodes = call.node.args
+    if any(k.arg is None for k in call.node.keywords) and (call.starred or any(isinstance(a, ast.Starred) for a in nodes)):
+        return None  # (with a `*items` too, whether the mapping was spread cannot be told)
+    given: list = []
+    for i, (node, value) in enumerate(zip(nodes, call.args)):
+        if not isinstance(node, ast.Starred):
+            given.append(value)
+        elif isinstance(value, SeqValue) and value.items is not None and value.kind != "iterator":
+            given.extend(value.items)
+        elif vararg and i == len(nodes) - 1 and len(given) >= named and isinstance(value, SeqValue) \
+                and value.kind != "iterator":
+            return given, value
+        else:
+            return None
+    return given, None
 
 
 def _constant_default(node: ast.expr):

@@ -171,6 +171,9 @@ def iteration_length(inf, iter_node: ast.expr, iterable):
         return iterable.shape[0]
     if isinstance(iterable, SeqValue):
         return len(iterable.items) if iterable.items is not None else iterable.length
+    if isinstance(iterable, ModuleValue) and iterable.kind in ("Sequential", "ModuleList") \
+            and iterable.children is not None:
+        return len(iterable.children)
     return None
 
 
@@ -563,11 +566,15 @@ def call_builtin(inf, name: str, call: Call):
         return SeqValue(name, arg.items, element=arg.element, length=arg.length)
     if name in ("zip", "enumerate") and call.args and not call.starred and not call.kwargs:
         return _zipped(name, call.args)
-    if name == "sum" and len(call.args) == 1 and not call.kwargs and not call.starred \
-            and isinstance(arg, SeqValue) and arg.items and all(isinstance(i, TensorValue) for i in arg.items):
-        # `sum([fn(x) for fn in self.fns])`: 0 + t1 + t2 + ..., left to right as Python adds them
+    if name == "sum" and len(call.args) == 1 and not call.kwargs and not call.starred and isinstance(arg, SeqValue):
+        # `sum([fn(x) for fn in self.fns])`: 0 + t1 + t2 + ..., left to right as Python adds them (items all alike:
+        # two of them tell what any more make; an empty list would give 0, so its length must be known)
+        alike = isinstance(arg.length, int) and arg.length >= 1 and arg.element
+        items = arg.items if arg.items is not None else (arg.element,) * min(arg.length, 2) if alike else ()
+        if not items or not all(isinstance(i, TensorValue) for i in items):
+            return None
         total = ScalarValue("int", 0)
-        for item in arg.items:
+        for item in items:
             total = elementwise(inf, [total, item], "add")
             if total is None:
                 return None

@@ -1011,6 +1011,28 @@ for _name in ("sqrt", "log", "exp", "log2", "log10", "pow", "cos", "sin", "tan",
     TORCH_FUNCTIONS[f"math.{_name}"] = _math_float
 
 
+_FLOAT_INFO = ("max", "min", "eps", "tiny", "smallest_normal", "resolution")
+
+
+@_register(TORCH_FUNCTIONS, "torch.finfo")
+def _finfo(inf, call: Call):
+    """``torch.finfo(x.dtype)``: its limits are Python floats (``-torch.finfo(dots.dtype).max``), read as the
+    fields of a record; the dtype itself is not checked (an integer dtype raises there, nothing follows)."""
+    return _number_info(call, ScalarValue("float"), _FLOAT_INFO)
+
+
+@_register(TORCH_FUNCTIONS, "torch.iinfo")
+def _iinfo(inf, call: Call):
+    """``torch.iinfo(torch.int64).max``: Python ints."""
+    return _number_info(call, ScalarValue("int"), ("max", "min"))
+
+
+def _number_info(call: Call, limit: ScalarValue, limits: tuple) -> Optional[SeqValue]:
+    if call.starred or len(call.args) > 1 or call.kwargs.keys() - {"type"}:
+        return None
+    return SeqValue("info", (limit,) * len(limits) + (ScalarValue("int"),), fields=limits + ("bits",))
+
+
 @_register(TORCH_FUNCTIONS, "torch.set_default_dtype")
 def _set_default_dtype(inf, call: Call):
     inf.set_default_dtype(dtype_arg(call.get(0, "d")), call.node.lineno)

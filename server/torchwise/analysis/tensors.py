@@ -227,6 +227,8 @@ def literal_data(value):
     """(shape, kinds) of nested lists/tuples of Python numbers, or None."""
     if isinstance(value, ScalarValue) and value.kind in ("bool", "int", "float", "complex"):
         return (), {value.kind}
+    if isinstance(value, SymbolicValue) and value.is_int:
+        return (), {"int"}  # `[2 * window_size - 1, 1]`: a size
     if isinstance(value, SeqValue) and value.kind in ("list", "tuple") and value.items is not None:
         if not value.items:
             return (0,), set()
