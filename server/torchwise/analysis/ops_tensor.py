@@ -506,6 +506,20 @@ def _numel(inf, receiver, call: Call):
     return ScalarValue("int", shapes.numel(receiver.shape))
 
 
+@_register(TENSOR_METHODS, "is_contiguous", "is_floating_point", "is_complex", "equal", "allclose")
+def _python_bool(inf, receiver, call: Call):
+    """Questions about a tensor answered with a Python bool (``equal``/``allclose`` of another tensor)."""
+    others = call.args + list(call.kwargs.values())
+    if call.starred or any(not isinstance(o, (TensorValue, ScalarValue)) for o in others):
+        return None
+    return ScalarValue("bool")
+
+
+@_register(TENSOR_METHODS, "backward")
+def _backward(inf, receiver, call: Call):
+    return ScalarValue("none")  # (gradients land in the leaves' .grad; the call itself returns None)
+
+
 # -- in place -----------------------------------------------------------------------------------------------------
 def _inplace(inf, receiver, call: Call):
     """``t.fill_(x)``, ``t.normal_()``: written into ``t``: dtype, shape and device stay (or PyTorch raises).
@@ -1031,6 +1045,18 @@ def _number_info(call: Call, limit: ScalarValue, limits: tuple) -> Optional[SeqV
     if call.starred or len(call.args) > 1 or call.kwargs.keys() - {"type"}:
         return None
     return SeqValue("info", (limit,) * len(limits) + (ScalarValue("int"),), fields=limits + ("bits",))
+
+
+@_register(TORCH_FUNCTIONS, "torch.is_tensor", "torch.is_storage")
+def _is_tensor(inf, call: Call):
+    return ScalarValue("bool") if len(call.args) == 1 and not call.kwargs and not call.starred else None
+
+
+@_register(TORCH_FUNCTIONS, "torch.equal", "torch.allclose")
+def _tensors_equal(inf, call: Call):
+    if len(call.args) < 2 or not all(isinstance(a, TensorValue) for a in call.args[:2]):
+        return None
+    return _python_bool(inf, call.args[0], Call(call.node, call.args[1:], call.kwargs, call.starred, call.env))
 
 
 @_register(TORCH_FUNCTIONS, "torch.set_default_dtype")
