@@ -24,6 +24,8 @@ import ast
 import heapq
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import is_not
 from typing import Callable, Iterable, Optional, Tuple
 
 from torchwise.analysis import dims, ops, ops_einops
@@ -151,12 +153,12 @@ class Env:
         names given one are added to ``made``). After an ``if`` (``branch``), a tensor of one rank on both paths
         keeps it, each differing size a symbol of that statement's own."""
         mine_vars, their_vars = self.vars, other.vars
-        merged = {}
-        for k, a in mine_vars.items():
-            b = their_vars.get(k)
-            # The very same value on both paths (most names, most of the time) is its own join: no call. A
-            # module-level `if` or loop joins every name of the module, so this is most of a script's cost.
-            merged[k] = a if a is b else _widened(a, b, (id(loop), k), made) if loop is not None else \
+        # The very same value on both paths (most names, most of the time) is its own join: copied at C speed. A
+        # module-level `if` or loop joins every name of the module, so this was most of a script's cost.
+        merged = dict(mine_vars)
+        for k in _differing_names(mine_vars, their_vars):
+            a, b = mine_vars[k], their_vars.get(k)
+            merged[k] = _widened(a, b, (id(loop), k), made) if loop is not None else \
                 _branches_joined(a, b, (id(branch), k)) if branch is not None else join(a, b)
         for k in their_vars.keys() - mine_vars.keys():
             merged[k] = None  # bound on one path only: unknown after
@@ -165,6 +167,12 @@ class Env:
         if mine or theirs:  # self.<attr> facts: joined attribute by attribute
             merged["<self>"] = {k: join(mine.get(k), theirs.get(k)) for k in mine.keys() | theirs.keys()}
         return Env(self.scope, merged, self.self_class)
+
+
+def _differing_names(mine: dict, theirs: dict) -> list:
+    """The names of ``mine`` not bound to the very same object in ``theirs`` (None where absent, as a join reads
+    it), found at C speed: most names hold the same value on both paths."""
+    return list(compress(mine, map(is_not, mine.values(), map(theirs.get, mine))))
 
 
 class Inference:
@@ -552,9 +560,9 @@ class Inference:
             info = self.classes.get(key)
             if info is None:
                 return None
-            fields = tuple((name, ast.dump(default) if default is not None else None)
+            fields = tuple((name, _dumped(default) if default is not None else None)
                            for name, default in info.dataclass_fields) if info.dataclass_fields is not None else None
-            return ast.dump(info.init.args) if info.init is not None else None, fields
+            return _dumped(info.init.args) if info.init is not None else None, fields
         if kind == "attributes":  # what `__init__` sets on its instances
             info = self.classes.get(key)
             return None if info is None else info.attrs
@@ -2389,7 +2397,24 @@ def _specializable(node, scope: Scope) -> bool:
             and scope.parent.owner_of(target.id) is None else (scope.parent or scope).qualname(target)
         if name not in _PLAIN_DECORATORS:
             return False
-    return not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node))
+    return not _is_generator(node)
+
+
+def _is_generator(node) -> bool:
+    """A def with a yield of its own. Kept on the node: a def reused by the incremental parse is the same code, and
+    every call of it asks again."""
+    found = node.__dict__.get("_tw_generator")
+    if found is None:
+        found = node._tw_generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node))
+    return found
+
+
+def _dumped(node) -> str:
+    """``ast.dump(node)``, kept on the node (a class's signature is read again by every unit that builds one)."""
+    found = node.__dict__.get("_tw_dump")
+    if found is None:
+        found = node._tw_dump = ast.dump(node)
+    return found
 
 
 def _checks_rank(module, depth: int = 0) -> bool:
