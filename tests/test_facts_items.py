@@ -251,3 +251,28 @@ def test_a_starred_target_runs_no_item_not_known():
     forward = _attention_forward(analysis.source.tree)
     q = next(n for n in ast.walk(forward) if isinstance(n, ast.Name) and n.id == "q" and isinstance(n.ctx, ast.Store))
     assert analysis.facts.values.get(q) is None or analysis.facts.values[q].shape is None
+
+
+def test_star_args_after_other_arguments_say_what_every_item_is():
+    """``Parallel(nn.Linear(4, 2), *[nn.Linear(4, 8) for _ in range(3)])``: the items are not all the comprehension's
+    element, so an item's output is not claimed to be ``(2, 8)`` (it is ``(2, 2)`` for the first)."""
+    source = HEADER + """\
+class Parallel(nn.Module):
+    def __init__(self, *fns):
+        super().__init__()
+        self.fns = nn.ModuleList(fns)
+
+    def forward(self, x):
+        return [fn(x) for fn in self.fns]
+
+
+p = Parallel(nn.Linear(4, 2), *[nn.Linear(4, 8) for _ in range(3)])
+first = p(torch.randn(2, 4))[0]
+"""
+    scope: dict = {}
+    exec(compile(source, "<star-args>", "exec"), scope)
+    analysis = analyze(source, "star_args.py")
+    target = next(n for n in ast.walk(analysis.source.tree) if isinstance(n, ast.Name) and n.id == "first")
+    fact = analysis.facts.values.get(target)
+    if isinstance(fact, TensorValue) and fact.shape is not None:
+        assert fact.shape == tuple(scope["first"].shape)

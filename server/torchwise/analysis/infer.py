@@ -2219,8 +2219,7 @@ def _bind_arguments(init, call, inf) -> Optional[tuple]:
     bound = dict(zip(positional, given))
     if args.vararg is not None:
         extra = tuple(given[len(positional):])
-        bound["*" + args.vararg.arg] = SeqValue("tuple", extra) if rest is None else \
-            SeqValue("tuple", None, element=rest.each, length=rest.length if not extra else None)
+        bound["*" + args.vararg.arg] = SeqValue("tuple", extra) if rest is None else _joined_tuple(extra, rest)
     names = set(positional) | {a.arg for a in args.kwonlyargs}
     for name, value in call.kwargs.items():
         if name in bound or (name not in names and args.kwarg is None):
@@ -2234,12 +2233,21 @@ def _bind_arguments(init, call, inf) -> Optional[tuple]:
     return tuple(sorted((n, v) for n, v in bound.items() if n in names or n.startswith("*")))
 
 
+def _joined_tuple(items: tuple, rest: SeqValue) -> SeqValue:
+    """``(*items, *rest)`` where ``rest``'s items are not known one by one: what every item is, and the length when
+    there are no others."""
+    element = rest.each
+    for item in items:
+        element = join(element, item)
+    return SeqValue("tuple", None, element=element, length=rest.length if not items else None)
+
+
 def _spread_positional(call, named: int, vararg: bool) -> Optional[tuple]:
     """A call's positional arguments with each ``*items`` of known items spread out, and the last ``*items`` of
     unknown items when all of it goes to ``*args`` (``Parallel(*[block() for _ in range(n)])``): (values, that
     sequence or None); None when they cannot be told, or a ``**mapping`` was not spread (its keys unknown)."""
     nodes = call.node.args
-    if any(k.arg is None for k in call.node.keywords) and (call.starred or any(isinstance(a, ast.Starred) for a in nodes)):
+    if call.starred and any(k.arg is None for k in call.node.keywords):
         return None  # (with a `*items` too, whether the mapping was spread cannot be told)
     given: list = []
     for i, (node, value) in enumerate(zip(nodes, call.args)):

@@ -569,7 +569,7 @@ def call_builtin(inf, name: str, call: Call):
     if name == "sum" and len(call.args) == 1 and not call.kwargs and not call.starred and isinstance(arg, SeqValue):
         # `sum([fn(x) for fn in self.fns])`: 0 + t1 + t2 + ..., left to right as Python adds them (items all alike:
         # two of them tell what any more make; an empty list would give 0, so its length must be known)
-        alike = isinstance(arg.length, int) and arg.length >= 1 and arg.element
+        alike = isinstance(arg.length, int) and arg.length >= 1 and arg.element is not None
         items = arg.items if arg.items is not None else (arg.element,) * min(arg.length, 2) if alike else ()
         if not items or not all(isinstance(i, TensorValue) for i in items):
             return None

@@ -1054,9 +1054,11 @@ def _is_tensor(inf, call: Call):
 
 @_register(TORCH_FUNCTIONS, "torch.equal", "torch.allclose")
 def _tensors_equal(inf, call: Call):
-    if len(call.args) < 2 or not all(isinstance(a, TensorValue) for a in call.args[:2]):
+    others = call.args[2:] + list(call.kwargs.values())
+    if call.starred or len(call.args) < 2 or not all(isinstance(a, TensorValue) for a in call.args[:2]) \
+            or not all(isinstance(o, ScalarValue) for o in others):
         return None
-    return _python_bool(inf, call.args[0], Call(call.node, call.args[1:], call.kwargs, call.starred, call.env))
+    return ScalarValue("bool")
 
 
 @_register(TORCH_FUNCTIONS, "torch.set_default_dtype")
