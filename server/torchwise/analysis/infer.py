@@ -1808,10 +1808,10 @@ class Inference:
                 self._forget_shapes(env, func.value.id, result)
             if isinstance(receiver, SeqValue) and func.attr in _LIST_MUTATORS:
                 self._forget_list_items(env)
-                if func.attr == "append" and isinstance(func.value, ast.Name) and len(call.args) == 1 \
-                        and not call.starred:
+                added = self._added_item(func.attr, call)
+                if added is not None and isinstance(func.value, ast.Name):
                     # What every item of the list now is: the items before (none, for a new list) and this one.
-                    each = call.args[0] if receiver.items == () else join(receiver.each, call.args[0])
+                    each = added if receiver.items == () else join(receiver.each, added)
                     env.vars[func.value.id] = SeqValue("list", element=each)
             elif isinstance(receiver, ModuleValue) and isinstance(result, ModuleValue) \
                     and func.attr in ops.MODULE_CONVERSIONS and isinstance(func.value, ast.Name):
@@ -1933,6 +1933,20 @@ class Inference:
             if value is not None:
                 self.values[node] = value
         return results
+
+    @staticmethod
+    def _added_item(method: str, call):
+        """What ``lst.append(x)``, ``lst.insert(0, x)`` or ``lst.extend(xs)`` (of alike items) adds: an item
+        (None when not known, or for a method that adds none)."""
+        if call.starred or call.kwargs:
+            return None
+        if method == "append" and len(call.args) == 1:
+            return call.args[0]
+        if method == "insert" and len(call.args) == 2:
+            return call.args[1]
+        if method == "extend" and len(call.args) == 1 and isinstance(call.args[0], SeqValue):
+            return call.args[0].each
+        return None
 
     def _forget_list_items(self, env: Env) -> None:
         """A list changed in place (``rows.append(t)``): any name may alias it, so forget every list's items."""

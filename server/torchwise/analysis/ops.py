@@ -188,6 +188,9 @@ def subscript(inf, node: ast.Subscript, receiver, index, env):
     if isinstance(receiver, SeqValue) and receiver.items is None and receiver.element is not None \
             and isinstance(int_of(index), int):
         return receiver.element  # an item of a list made by a comprehension (or PyTorch raises)
+    if isinstance(receiver, SeqValue) and receiver.items is None and receiver.element is not None \
+            and receiver.kind in ("list", "tuple") and isinstance(node.slice, ast.Slice):
+        return SeqValue(receiver.kind, element=receiver.element)  # `rewards[::-1]`: some of those items
     if isinstance(receiver, SeqValue):
         position = int_of(index)
         if receiver.items is not None and isinstance(position, int) and -len(receiver.items) <= position \
