@@ -418,6 +418,26 @@ def test_copy_into_slots(r):
     counted("copy_ into a slot (a store)", program([seed(r)] + _with_params(r, lines, params)))
 
 
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_items_of_pairs(r):
+    """``batch[i][0]`` of a list of ``(image, label)`` pairs (timm's fast_collate): the tensors at that place of
+    every pair, stacked; stored, copied into slots or computed on."""
+    n, d = r.choice([1, 4]), r.choice([1, 3])
+    src, dst = r.choice(FLOATS + INTS), r.choice(FLOATS + INTS)
+    where = r.choice([0, 1, -1])
+    pair = ["f\"{k}\"", "x"] if where else ["x", "k % 3"]
+    pairs = f"[({', '.join(pair).replace('x', laid_out(r, (d,), src))}) for k in range({n})]"
+    if where == 0:
+        item = "batch[i][0]"
+    else:
+        item = f"batch[i][{where}]"
+    value = r.choice([item, f"{item} * 2", f"{item}.abs()", f"torch.relu({item}.float())"])
+    store = r.choice([f"out[i] = {value}", f"out[i].copy_({value})", f"out[i] += {value}"])
+    lines = [f"out = torch.zeros({n}, {d}, dtype={dst})", "for i in range(len(batch)):", f"    {store}"]
+    counted("items of pairs (batch[i][0])", program([seed(r)] + _with_params(r, lines, {"batch": pairs})))
+
+
 def _with_params(r: random.Random, lines: list, params: dict) -> list:
     """The inputs at module level, or passed to a function holding the loop."""
     if r.random() < 0.5:
@@ -790,6 +810,19 @@ NEAR_MISSES = [
      "out = torch.stack([f(x) for x in xs])"],
     ["calls = []", "def f(x):", "    calls.append(1)", "    return x * 2", "xs = [torch.randn(3) for _ in range(4)]",
      "out = torch.stack([f(x) for x in xs])"],
+    # a count known only by name that sizes no tensor of the loop: it may be negative (`arange` raises, range is empty)
+    ["class M(torch.nn.Module):", "    def __init__(self, n: int):", "        super().__init__()", "        self.n = n",
+     "    def rep(self):", "        kernel = torch.zeros(5, 5)", "        for i in range(self.n):",
+     "            kernel[i, 0] = 1", "        return kernel", "out = M(3).rep()", "out2 = M(-2).rep()"],
+    # pairs whose tensors differ in shape, a list changed before the loop, the label (a Python int) of each pair
+    ["batch = [(torch.randn(3), 0), (torch.randn(4), 1)]", "out = torch.zeros(2, 3)", "for i in range(2):",
+     "    out[i] = batch[i][0]"],
+    ["batch = [(torch.randn(3), 0) for _ in range(4)]", "batch.append((torch.randn(3), 1))", "out = torch.zeros(5, 3)",
+     "for i in range(5):", "    out[i] = batch[i][0]"],
+    ["batch = [(torch.randn(3), k) for k in range(4)]", "out = torch.zeros(4)", "for i in range(4):",
+     "    out[i] = batch[i][1]"],
+    ["batch = [(torch.randn(3), 0) for _ in range(4)]", "out = torch.zeros(3, 3)", "for i in range(3):",
+     "    out[i] = batch[i][0]"],
     # a filter (break) or a list kept as a list of tensors
     ["x = torch.randn(5)", "total = 0", "for v in x:", "    if v.abs() > 2:", "        break", "    total += v"],
     ["x = torch.randn(5)", "res = []", "for v in x:", "    res.append(v * 2)", "n = len(res)"],
@@ -862,6 +895,14 @@ NOW_REWRITTEN = [
     ["def collate(images):", "    out = torch.zeros(len(images), 3, 4, dtype=torch.uint8)",
      "    for i in range(len(images)):", "        out[i].copy_(images[i])", "    return out",
      "batch = collate(torch.randint(0, 256, (5, 3, 4), dtype=torch.uint8))"],
+    # timm's reparameterization (ghostnet): a count known only as a size of the class, and the kernel it fills
+    ["class M(torch.nn.Module):", "    def __init__(self, c: int, k: int):", "        super().__init__()",
+     "        self.in_channels = c", "        self.groups = c", "        self.kernel_size = k",
+     "    def rep(self):", "        input_dim = self.in_channels // self.groups",
+     "        kernel_value = torch.zeros((self.in_channels, input_dim, self.kernel_size, self.kernel_size))",
+     "        for i in range(self.in_channels):",
+     "            kernel_value[i, i % input_dim, self.kernel_size // 2, self.kernel_size // 2] = 1",
+     "        return kernel_value", "out = M(4, 3).rep()", "out2 = M(2, 5).rep()"],
     # the index placed at the concat dim, no moving
     ["x = torch.randn(32).unsqueeze(1)", "out = torch.cat([x ** i for i in range(1, 5)], 1)"],
 ]

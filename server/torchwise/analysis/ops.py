@@ -306,7 +306,26 @@ def binary(inf, node, op, left, right):
         if left.items is not None and right.items is not None:
             return SeqValue(left.kind, left.items + right.items)
         return SeqValue(left.kind)
+    if name == "mul" and isinstance(right, SeqValue) and isinstance(left, ScalarValue):
+        left, right = right, left  # `3 * [x]`
+    if name == "mul" and isinstance(left, SeqValue) and left.kind in ("list", "tuple") \
+            and isinstance(right, ScalarValue) and right.kind in ("int", "bool"):
+        return _repeated(left, right.value)
     return None
+
+
+_MAX_REPEATED_ITEMS = 64
+
+
+def _repeated(seq: SeqValue, count):
+    """``[1.0] * T``: the items ``count`` times over (one element of a known length, when they are many)."""
+    times = max(int(count), 0) if isinstance(count, (int, bool)) else None
+    if seq.items is not None and times is not None and len(seq.items) * times <= _MAX_REPEATED_ITEMS:
+        return SeqValue(seq.kind, tuple(seq.items) * times)
+    if seq.items == ():
+        return SeqValue(seq.kind, ())
+    length = len(seq.items) * times if seq.items is not None and times is not None else None
+    return SeqValue(seq.kind, element=seq.each, length=length)
 
 
 def scalar_binary(name, left: ScalarValue, right: ScalarValue):
@@ -359,15 +378,22 @@ def symbolic_arithmetic(name: str, left, right):
     if a is None or b is None:
         return None
     if name == "add":
-        return SymbolicValue(a + b, ints)
+        return _size_value(a + b, ints)
     if name == "sub":
-        return SymbolicValue(a - b, ints)
+        return _size_value(a - b, ints)
     if name == "mul":
-        return SymbolicValue(a * b, ints)
+        return _size_value(a * b, ints)
     if name == "floordiv":
         quotient = dims.floordiv(a, b)
-        return SymbolicValue(quotient, ints) if quotient is not None else None
+        return _size_value(quotient, ints) if quotient is not None else None
     return None
+
+
+def _size_value(dim, is_int: bool):
+    """A size computed from sizes: a plain int when the symbols cancel (``in_chs // in_chs`` is 1)."""
+    if is_int and type(dim) is int:
+        return ScalarValue("int", dim)
+    return SymbolicValue(dim, is_int)
 
 
 def ndarray_binary(left, right):

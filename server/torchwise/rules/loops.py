@@ -466,8 +466,18 @@ class PerItemBatchLoop(_LoopRule):
         # The list changes between its creation and the loop: its items' shapes are unknown.
         Valid("import torch\nimages = [torch.rand(3, 4, 4) for _ in range(8)]\nimages.append(torch.rand(1, 4, 4))\n"
               "out = []\nfor img in images:\n    out.append(img * 2)\nbatch = torch.stack(out)\n"),
+        # Each step runs a different sub-module: a loop over layers, not over data.
+        Valid("import torch\n\n\ndef features(blocks, x):\n    outs = []\n    for block in blocks:\n"
+              "        outs.append(block(x))\n    return torch.cat(outs, dim=1)\n"),
+        # A value carried from one item to the next is a recurrence.
+        Valid("import torch\n\n\ndef run(steps, h):\n    hs = []\n    for x in steps:\n        h = torch.tanh(x + h)\n"
+              "        hs.append(h * 2)\n    return torch.stack(hs)\n"),
     )
     invalid = (
+        # Nothing is known of the items (a parameter no call shows): flagged, without a fix.
+        Invalid("import torch\n\n\ndef policy_loss(log_probs, returns):\n    losses = []\n"
+                "    for log_prob, R in zip(log_probs, returns):\n        losses.append(-log_prob * R)\n"
+                "    return torch.cat(losses).sum()\n"),
         Invalid("import torch\nimages = [torch.rand(3, 32, 32) for _ in range(64)]\n"
                 "mean = torch.tensor([0.485, 0.456, 0.406]).reshape(3, 1, 1)\n"
                 "std = torch.tensor([0.229, 0.224, 0.225]).reshape(3, 1, 1)\n"

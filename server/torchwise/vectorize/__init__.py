@@ -15,5 +15,8 @@ The rules TW401-TW407 (``rules/loops.py``) only ask :func:`loops.match_loop` and
 - ``calls``: comprehensions and calls (``torch.stack([...])``, ``map``, ``torch.tensor([...])``).
 - ``loops``: the entry points and the few loop shapes kept apart (``torch.cat`` accumulation,
   running extremes, diagnostics without a fix).
+- ``collect``: per-item loops and comprehensions over items nothing is known of (a list filled in
+  another method, a parameter no call shows) whose results one ``torch.cat``/``stack`` joins: no
+  rewrite can be proven, so they are flagged with that reason, never fixed.
 - ``expr``, ``proof``, ``rewrite``: precedence, soundness checks on names, text edits.
 """

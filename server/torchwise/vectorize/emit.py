@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from torchwise.analysis import dims, layout
-from torchwise.analysis.dtypes import DType, is_floating, is_integral
+from torchwise.analysis.dtypes import DType, category, is_floating, is_integral
 from torchwise.analysis.values import ScalarValue, TensorValue
 from torchwise.vectorize import proof, rewrite, shared
 from torchwise.vectorize.vec import Vec, _certain, _known, _shaped
@@ -1123,6 +1123,11 @@ class Emitter:
         zero_alloc = alloc is not None and isinstance(alloc.value, ast.Call) and \
             self.m.scope.qualname(alloc.value.func) in ("torch.zeros", "torch.zeros_like") and \
             self._fresh_allocation(alloc.value)
+        if value.dtype is not None and target.dtype is not None \
+                and category(value.dtype) > category(target.dtype):
+            # `int_out[i] += float_row` raises (an in-place result cannot go down a category): so must the rewrite
+            raise Inherent(f"`{write.target}` is {target.dtype.short} and the loop adds {value.dtype.short} into it "
+                           f"in place, which raises")
         if full and zero_alloc and write.op == "+" and not sel and rewrite.stands_alone(self.source, alloc) \
                 and layout.is_contiguous(target.shape, target.strides) is True:
             result_shape = tuple(target.shape)
@@ -1132,8 +1137,8 @@ class Emitter:
             self.deletes.append(alloc)
             line = f"{write.target} = {text}"
             _ = result_shape
-            if not _fresh_text(text):
-                line = f"{write.target} = {wrap(text, ATOM, ATOM)}.clone()"
+            if not _fresh_text(text) and not (text == value.text and value.fresh):
+                line = f"{write.target} = {wrap(text, precedence_of(text), ATOM)}.clone()"
         else:
             if alloc is None or not self._fresh_allocation(alloc.value):
                 self._in_place_allowed(write)

@@ -21,11 +21,12 @@ from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue
 from torchwise.vectorize import proof, rewrite
 from torchwise.vectorize.batch import Batcher
 from torchwise.vectorize.vec import Vec
+from torchwise.vectorize.collect import unknown_items_reason
 from torchwise.vectorize.body import BodyTranslator, bound_names, classify_names, copy_store
 from torchwise.vectorize.emit import Doubt, Emitter, _ALLOCATORS, _FRESH_FACTORIES
 from torchwise.vectorize.expr import ARITH, ATOM, TERM, Inherent, Refuse, _precedence, torch_name, wrap
 from torchwise.vectorize.oracle import Oracle
-from torchwise.vectorize.space import HalfKnown, Level, Unwalkable, Walker
+from torchwise.vectorize.space import HalfKnown, Level, Unwalkable, Walker, tensor_sizes
 
 _IO_CALLS = frozenset({"print", "open", "input", "breakpoint", "exec", "eval", "setattr", "delattr"})
 _TRAINING = frozenset({"backward", "step", "zero_grad", "write", "save", "log", "update", "add_scalar"})
@@ -54,12 +55,15 @@ class GeneralMatcher:
             return None, None, None
         try:
             torch = self.torch()
-            walker = Walker(self.ctx, self.scope, torch, self._pure)
+            walker = Walker(self.ctx, self.scope, torch, self._pure, tensor_sizes(self.ctx, loop.body))
             levels, statements = self.nest(walker)
         except HalfKnown as half:
             return self._half_known(half)
         except (Refuse, Unwalkable):
-            return None, None, None
+            if self._draws_random(loop.body):
+                return None, None, None
+            reason = unknown_items_reason(self.ctx, self.scope, loop)
+            return (None, reason, "TW406") if reason is not None else (None, None, None)
         code = _syntactic_code(statements, levels)
         if code is None or self._draws_random(statements) or not walks_tensors(self.ctx, levels, statements):
             return None, None, None

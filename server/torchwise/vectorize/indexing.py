@@ -581,7 +581,8 @@ class Indexing:
 
     def _sequence_item(self, base_node: ast.expr, value: SeqValue, parts: list) -> Vec:
         """``weights[i]`` of a Python list of numbers, ``images[i]`` of a list of tensors: walked whole."""
-        if len(parts) != 1:
+        position = _int(self.ctx, parts[1]) if len(parts) == 2 else None
+        if len(parts) != 1 and not (type(position) is int and isinstance(base_node, ast.Name)):
             raise Refuse("a tuple index into a list")
         affine = self.affine(parts[0])
         if affine is None or affine[1:] != (1, 0):
@@ -591,7 +592,12 @@ class Indexing:
         from torchwise.vectorize.space import Walker
 
         walker = Walker(self.ctx, self.scope, self.torch, self.check_pure)
-        found = walker.list_of_tensors(base_node) if isinstance(base_node, ast.Name) else None
+        if len(parts) == 2:  # `batch[i][0]`: the first tensor of each pair
+            found = walker.list_of_tuple_items(base_node, position)
+            if found is None:
+                raise Refuse("a list of pairs whose items at that place are not known alike")
+        else:
+            found = walker.list_of_tensors(base_node) if isinstance(base_node, ast.Name) else None
         if found is None and isinstance(base_node, ast.Name):
             found = walker.list_of_numbers(base_node)
         if found is None:

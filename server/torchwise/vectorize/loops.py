@@ -547,6 +547,14 @@ class _CallMatcher(_Base):
             return None
         helper = GeneralMatcher(_statement_of(self.ctx, self.call) or self.ctx.tree.body[0], self.scope, self.ctx)
         found, reason = ComprehensionMatcher(self.call, self.scope, self.ctx, helper).run()
+        if found is None and reason is None and isinstance(self.call, ast.Call) \
+                and not helper._draws_random([self.call]):
+            from torchwise.vectorize.collect import unknown_items_reason_of_join
+
+            reason = unknown_items_reason_of_join(self.ctx, self.scope, self.call)
+            if reason is not None:
+                return Match("TW404", f"comprehension applies the same tensor ops to each item, then joins them "
+                                      f"(no automatic rewrite: {reason})", why_no_fix=reason)
         if found is None:
             if reason is None:
                 return None

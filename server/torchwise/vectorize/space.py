@@ -84,20 +84,22 @@ def int_value(ctx, node: ast.expr):
     value = ctx.value(node)
     if isinstance(value, ScalarValue) and value.kind == "int" and value.value is not None:
         return value.value
-    if isinstance(value, SymbolicValue):
-        return value.dim
+    named = ctx.facts.values.get(node)  # a size known by name (`self.in_channels`), certainly an int
+    if isinstance(named, SymbolicValue) and named.is_int:
+        return named.dim
     return None
 
 
 class Walker:
     """Builds the level of one ``for`` header (or comprehension generator)."""
 
-    def __init__(self, ctx, scope, torch: str, pure):
+    def __init__(self, ctx, scope, torch: str, pure, sizes: frozenset = frozenset()):
         self.ctx = ctx
         self.scope = scope
         self.source = ctx.source
         self.torch = torch
         self.pure = pure  # raises when an expression may have effects
+        self.sizes = sizes  # symbols some tensor the loop uses has as a dimension: each is >= 0 at the loop
 
     def level(self, target: ast.expr, iterable: ast.expr) -> Level:
         level = self._level(target, iterable)
@@ -138,6 +140,8 @@ class Walker:
         if type(step) is not int or step == 0:
             raise Unwalkable("a `range` whose step is not a known int")
         count = _range_count(start, stop, step)
+        if count is None and step == 1 and start == 0 and stop in self.sizes:
+            count = stop  # `range(self.in_channels)` filling a tensor of that many rows: a size, never negative
         if count is None:
             raise Unwalkable("the number of iterations is unknown")
         inside = ", ".join(text(self.source, a) for a in args)
@@ -218,6 +222,25 @@ class Walker:
         whole = TensorValue(item.dtype, (length if length is not None else dims.Sym.fresh("n"),) + tuple(item.shape),
                             item.device, _stacked_strides(item, length), item.requires_grad, None)
         return Element(f"{self.torch}.stack({name.id})", whole, "list", fresh=True), length
+
+    def list_of_tuple_items(self, name: ast.Name, position: int):
+        """``batch[i][0]`` of a list of ``(image, label)`` pairs: the tensors at ``position``, stacked (the items
+        alike, the list never changed)."""
+        from torchwise.vectorize import proof
+
+        value = self.ctx.value(name)
+        each = value.each if isinstance(value, SeqValue) and value.kind in ("list", "tuple") else None
+        if not (isinstance(each, SeqValue) and each.kind == "tuple" and each.items is not None
+                and -len(each.items) <= position < len(each.items)):
+            return None
+        item, length = each.items[position], sequence_length(value)
+        if not _known_tensor(item) or not proof.list_stable(self.ctx, self.scope, name.id):
+            return None
+        whole = TensorValue(item.dtype, (length if length is not None else dims.Sym.fresh("n"),) + tuple(item.shape),
+                            item.device, _stacked_strides(item, length), item.requires_grad, None)
+        var = "item" if name.id == "b" else "b"  # the comprehension's own name: it reads nothing else
+        return Element(f"{self.torch}.stack([{var}[{position}] for {var} in {name.id}])", whole, "list",
+                       fresh=True, roots=(name.id,)), length
 
     def list_of_numbers(self, name: ast.Name):
         """A list (or tuple) of Python numbers: ``torch.tensor(name)`` walks the same values."""
@@ -324,6 +347,17 @@ def _cut(element: Element, count: int) -> Element:
 def _known_tensor(value) -> bool:
     return isinstance(value, TensorValue) and value.dtype is not None and value.shape is not None \
         and value.device is not None
+
+
+def tensor_sizes(ctx, nodes) -> frozenset:
+    """The symbolic dimensions of the tensors named in ``nodes`` (the engine's facts there)."""
+    found = set()
+    for node in nodes:
+        for sub in ast.walk(node):
+            value = ctx.value(sub) if isinstance(sub, ast.Name) else None
+            if isinstance(value, TensorValue) and value.shape is not None:
+                found.update(d for d in value.shape if isinstance(d, dims.Sym))
+    return frozenset(found)
 
 
 def _range_count(start, stop, step: int):
