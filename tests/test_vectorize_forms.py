@@ -438,6 +438,37 @@ def test_items_of_pairs(r):
     counted("items of pairs (batch[i][0])", program([seed(r)] + _with_params(r, lines, {"batch": pairs})))
 
 
+# (the layer, the shape of one sample, the sample's dtype): layers that treat each sample on their own
+PER_SAMPLE_LAYERS = [
+    ("nn.Linear(4, 3)", (4,), "torch.float32"), ("nn.Linear(4, 3, bias=False)", (2, 4), "torch.float64"),
+    ("nn.LayerNorm(4)", (4,), "torch.float32"), ("nn.LayerNorm([2, 4])", (2, 4), "torch.float32"),
+    ("nn.GELU()", (4,), "torch.float32"), ("nn.Tanh()", (3, 2), "torch.float64"), ("nn.SiLU()", (4,), "torch.float32"),
+    ("nn.LeakyReLU(0.2)", (4,), "torch.float32"), ("nn.Identity()", (4,), "torch.float32"),
+    ("nn.Conv1d(2, 3, 3, padding=1)", (2, 5), "torch.float32"), ("nn.Conv2d(2, 3, 3)", (2, 5, 5), "torch.float32"),
+    ("nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))", (4,), "torch.float32"),
+    ("nn.Embedding(10, 3)", "ids", None), ("nn.Embedding(10, 3, padding_idx=0)", "ids", None),
+]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_per_sample_layers(r):
+    """``out[i] = layer(x[i])``, its append-and-stack and comprehension forms: one call on the whole batch."""
+    layer, shape, dtype = r.choice(PER_SAMPLE_LAYERS)
+    n = r.choice([1, 3, 6])
+    data = f"torch.randint(0, 10, ({n}, 2))" if shape == "ids" else tensor(r, (n, *shape), dtype)
+    dtype_line = [f"layer = layer.to({dtype})"] if dtype == "torch.float64" else []
+    form = r.randrange(3)
+    if form == 0:
+        lines = ["out = torch.stack([layer(x[i]) for i in range(len(x))])"]
+    elif form == 1:
+        lines = ["res = []", "for row in x:", "    res.append(layer(row))", "out = torch.stack(res)"]
+    else:
+        lines = ["out = torch.zeros(len(x), *layer(x[0]).shape)", "for i in range(len(x)):", "    out[i] = layer(x[i])"]
+    code = ["import torch.nn as nn", seed(r), f"layer = {layer}", *dtype_line, f"x = {data}", *lines]
+    counted("per-sample layers (layer(x[i]))", program(code), tolerance=1e-5)
+
+
 def _with_params(r: random.Random, lines: list, params: dict) -> list:
     """The inputs at module level, or passed to a function holding the loop."""
     if r.random() < 0.5:
@@ -814,6 +845,22 @@ NEAR_MISSES = [
     ["class M(torch.nn.Module):", "    def __init__(self, n: int):", "        super().__init__()", "        self.n = n",
      "    def rep(self):", "        kernel = torch.zeros(5, 5)", "        for i in range(self.n):",
      "            kernel[i, 0] = 1", "        return kernel", "out = M(3).rep()", "out2 = M(-2).rep()"],
+    # layers that do not treat each sample alone: random, batch statistics, in place, renormalizing, a user module
+    ["import torch.nn as nn", "layer = nn.Dropout(0.5)", "x = torch.randn(4, 3)", "out = torch.zeros(4, 3)",
+     "for i in range(4):", "    out[i] = layer(x[i])"],
+    ["import torch.nn as nn", "layer = nn.BatchNorm1d(3)", "x = torch.randn(4, 3, 5)", "out = torch.zeros(4, 3, 5)",
+     "for i in range(4):", "    out[i] = layer(x[i])"],
+    ["import torch.nn as nn", "layer = nn.Embedding(10, 3, max_norm=1.0)", "x = torch.randint(0, 10, (4, 2))",
+     "out = torch.stack([layer(row) for row in x])"],
+    ["import torch.nn as nn", "layer = nn.ReLU(inplace=True)", "x = torch.randn(4, 3)",
+     "out = torch.stack([layer(row) for row in x])"],
+    ["import torch.nn as nn", "layer = nn.Flatten()", "x = torch.randn(4, 3, 2, 2)",
+     "out = torch.stack([layer(row) for row in x])"],
+    ["import torch.nn as nn", "layer = nn.Softmax(dim=0)", "x = torch.randn(4, 3)",
+     "out = torch.stack([layer(row) for row in x])"],
+    ["import torch.nn as nn", "class Net(nn.Module):", "    def __init__(self):", "        super().__init__()",
+     "        self.fc = nn.Linear(3, 2)", "    def forward(self, x):", "        return self.fc(x) * x.sum()",
+     "net = Net()", "x = torch.randn(4, 3)", "out = torch.stack([net(row) for row in x])"],
     # pairs whose tensors differ in shape, a list changed before the loop, the label (a Python int) of each pair
     ["batch = [(torch.randn(3), 0), (torch.randn(4), 1)]", "out = torch.zeros(2, 3)", "for i in range(2):",
      "    out[i] = batch[i][0]"],

@@ -1794,6 +1794,7 @@ class Inference:
         call = ops.Call(node, args, kwargs, starred, env)
         qualname = env.scope.qualname(func)
         if qualname is not None:
+            call = _spliced(call, node)
             self._shape_by_pattern(qualname, None, call, env)
             return ops.call_qualified(self, qualname, call)
         if isinstance(func, ast.Attribute):
@@ -1803,6 +1804,8 @@ class Inference:
             if isinstance(receiver, ModuleValue) and func.attr in _LIST_MUTATORS and receiver.kind in _CONTAINERS:
                 self._grow_container(func.value, receiver, func.attr, call, env)
                 return None
+            if isinstance(receiver, TensorValue):
+                call = _spliced(call, node)
             result = ops.call_method(self, func.attr, receiver, call)
             if isinstance(func.value, ast.Name) and func.attr in ops.INPLACE_SHAPE_METHODS:
                 self._forget_shapes(env, func.value.id, result)
@@ -2535,3 +2538,19 @@ def _symbols_in(value) -> set:
     if isinstance(value, SeqValue) and value.items:
         return set().union(*(_symbols_in(i) for i in value.items))
     return set()
+
+
+def _spliced(call, node: ast.Call):
+    """``torch.zeros(n, *x.shape)``, ``x.view(B, *rest)``: a starred argument of known items is those items, as Python
+    passes them (only for torch's functions and tensor methods, which never read the call's nodes by position)."""
+    if not call.starred or any(k.arg is None for k in node.keywords):
+        return call
+    args = []
+    for value, arg in zip(call.args, node.args):
+        if not isinstance(arg, ast.Starred):
+            args.append(value)
+        elif isinstance(value, SeqValue) and value.items is not None and len(value.items) <= 64:
+            args.extend(value.items)
+        else:
+            return call
+    return ops.Call(call.node, args, call.kwargs, False, call.env)

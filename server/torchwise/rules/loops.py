@@ -137,7 +137,9 @@ class ElementwiseMapLoop(_LoopRule):
                    "1)`, a running total read back is `torch.cumsum`. A temporary read twice is computed once. Indices "
                    "keep Python's rules: an index that could wrap below zero or run past the end is not a slice, "
                    "negative gather and scatter indices wrap as in the loop. `zip` of known lengths walks the "
-                   "shortest. Functions of this file are batched with `torch.vmap`.")
+                   "shortest. Functions of this file are batched with `torch.vmap`; a layer that treats each sample on its own "
+                   "(`nn.Linear`, `nn.Embedding`, `nn.LayerNorm`, element-wise activations, convolutions, an "
+                   "`nn.Sequential` of these) is called once on the batch: `model(x[i])` -> `model(x)`.")
     valid = _NOT_FLAGGED + (
         Valid("import torch\nx = torch.randn(10)\nfast = x * 2\n"),
         # An unknown function may have side effects.
@@ -149,6 +151,9 @@ class ElementwiseMapLoop(_LoopRule):
         # A triangle: the inner loop does not cover the row.
         Valid("import torch\na = torch.randn(4)\nout = torch.zeros(4, 4)\nfor i in range(4):\n"
               "    for j in range(i):\n        out[i, j] = a[i] - a[j]\n"),
+        # Batch norm normalizes by the batch's own statistics: one sample at a time is not the batch.
+        Valid("import torch\nimport torch.nn as nn\nnorm = nn.BatchNorm1d(8)\nx = torch.randn(32, 4, 8)\n"
+              "out = torch.empty(32, 4, 8)\nfor i in range(32):\n    out[i] = norm(x[i])\n"),
     )
     invalid = (
         Invalid("import torch\n\ndata = torch.randn(10000, 512)\nweight = torch.randn(512)\nbias = 0.5\n"
@@ -164,6 +169,11 @@ class ElementwiseMapLoop(_LoopRule):
         Invalid("import torch\nx = torch.randn(8)\nout = torch.empty(8, dtype=torch.float64)\nfor i in range(len(x)):\n"
                 "    if x[i] > 0:\n        out[i] = x[i]\n    else:\n        out[i] = x[i] * 0.1\n",
                 "import torch\nx = torch.randn(8)\nout = torch.where(x > 0, x, x * 0.1).to(torch.float64)\n"),
+        # A layer that treats each sample on its own runs once on the batch.
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(8, 16), nn.GELU())\n"
+                "x = torch.randn(32, 8)\nout = torch.empty(32, 16)\nfor i in range(32):\n    out[i] = model(x[i])\n",
+                "import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(8, 16), nn.GELU())\n"
+                "x = torch.randn(32, 8)\nout = model(x)\n"),
         Invalid("import torch\nx = torch.randn(5, 3)\nres = []\nfor row in x:\n    res.append(row.exp() + 1)\n"
                 "y = torch.stack(res)\n",
                 "import torch\nx = torch.randn(5, 3)\ny = x.exp() + 1\n"),

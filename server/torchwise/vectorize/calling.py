@@ -116,11 +116,40 @@ class Calling:
         if isinstance(node.func, ast.Name):
             if self.scope.owner_of(node.func.id) is None and node.func.id in _PURE_BUILTINS:
                 return self.builtin_call(node)
+            layer = self.layer_call(node)
+            if layer is not None:
+                return layer
             user = self.user_function(node)
             if user is not None:
                 return user
             raise Inherent(f"`{node.func.id}` may have effects")
         raise Inherent("a call that may have effects")
+
+    def layer_call(self, node: ast.Call) -> Optional[Vec]:
+        """``model(x[i])`` of a layer that treats each sample on its own (``per_sample_layer``): ``model(x)`` on the
+        stacked samples. Its facts per sample and on the batch are the engine's; they must agree."""
+        module = self.ctx.value(node.func)
+        if not per_sample_layer(module):
+            return None
+        name = self.src(node.func)
+        if node.keywords or len(node.args) != 1:
+            raise Refuse(f"`{name}` called with other than one input")
+        arg = self(node.args[0])
+        if not arg.batched:
+            raise Refuse(f"`{name}` of the same input in every iteration")
+        if self.depth != 1 or not (arg.is_tensor and arg.batch_dims == 1 and not arg.lost and arg.whole is not None):
+            raise Refuse(f"`{name}` of something that is not one tensor per element")
+        elem = self.ctx.value(node)
+        whole = self.oracle.module(node, module, [arg.whole])
+        count = self.levels[0].count
+        if not (_known(elem) and isinstance(whole, TensorValue) and whole.shape is not None
+                and len(whole.shape) == len(elem.shape) + 1 and _certain(dims.dim_eq(whole.shape[0], count))
+                and all(_certain(dims.dim_eq(a, b)) for a, b in zip(whole.shape[1:], elem.shape))
+                and whole.dtype == elem.dtype):
+            raise Refuse(f"what `{name}` gives on the whole batch is not known to be its samples' results")
+        self.grad |= elem.requires_grad is not False
+        return Vec(f"{wrap(name, ATOM, ATOM)}({arg.text})", ATOM, elem.with_(memory=None), whole.with_(memory=None),
+                   arg.deps, fresh=True)
 
     def user_function(self, node: ast.Call) -> Optional[Vec]:
         """``f(x[i])`` of a function of this file whose body vmap can batch: ``torch.vmap(f)(x)`` (the article's
@@ -1078,3 +1107,32 @@ def _unbind(op, values: dict, is_method: bool, positional: int):
         else:
             kwargs[param.name] = values[param.name]
     return args, kwargs
+
+
+# Layers whose output for a batch is each sample's output stacked (no batch statistics, no randomness), with the
+# settings that keep it so (None: any). Convolutions take an unbatched sample (C, H, W) as well as a batch.
+_ACTIVATIONS = ("ReLU", "ReLU6", "GELU", "SiLU", "Sigmoid", "Tanh", "LeakyReLU", "ELU", "SELU", "CELU", "Softplus",
+                "Softsign", "Hardswish", "Hardsigmoid", "Hardtanh", "Mish", "Tanhshrink", "LogSigmoid", "Identity")
+_PER_SAMPLE_LAYERS = {
+    "Linear": None, "LayerNorm": None, "RMSNorm": None, "Conv1d": None, "Conv2d": None, "Conv3d": None,
+    # max_norm renormalizes the weight in place on every call
+    "Embedding": frozenset({"num_embeddings", "embedding_dim", "padding_idx", "device", "dtype"}),
+    **{kind: None for kind in _ACTIVATIONS},
+}
+
+
+def per_sample_layer(module) -> bool:
+    """A layer (or an ``nn.Sequential`` of them) that treats each sample on its own."""
+    from torchwise.analysis.values import ModuleValue
+
+    if not isinstance(module, ModuleValue):
+        return False
+    if module.kind == "Sequential":
+        return bool(module.children) and all(per_sample_layer(child) for child in module.children)
+    if module.kind not in _PER_SAMPLE_LAYERS:
+        return False
+    config = dict(module.config)
+    allowed = _PER_SAMPLE_LAYERS[module.kind]
+    if config.get("inplace") not in (None, False) or allowed is not None and not set(config) <= allowed:
+        return False
+    return True

@@ -83,17 +83,21 @@ class GeneralMatcher:
         if any(isinstance(s, ast.For) for s in statements) or self._draws_random(statements):
             return None, None, None
         code = _syntactic_code(statements, [Level(None, None, kind=half.kind)])
-        return (None, str(half), code) if code is not None else (None, None, None)
+        if code is None:
+            return None, None, None
+        reason = f"{half} ({half.hint})" if half.hint and code in ("TW401", "TW406") else str(half)
+        return None, reason, code
 
     def _draws_random(self, statements: list) -> bool:
         """A random draw per iteration (the loop's sequence of draws is not the vectorized one), or a call of code
         that may have effects (a function of the file vmap could not batch, an imported one): it stays a loop."""
-        from torchwise.vectorize.calling import vmap_blocker
+        from torchwise.vectorize.calling import per_sample_layer, vmap_blocker
         from torchwise.vectorize.vec import _RANDOM
 
         for stmt in statements:
             for node in ast.walk(stmt):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                        and not per_sample_layer(self.ctx.value(node.func)):
                     owner = self.scope.owner_of(node.func.id)
                     bindings = owner.bindings.get(node.func.id, ()) if owner is not None else ()
                     if owner is not None and self.scope.qualname(node.func) is None:

@@ -61,6 +61,9 @@ class Oracle:
     def method(self, node: ast.Call, name: str, receiver, args: list, kwargs: dict):
         return _safe(lambda: ops.call_method(self.state, name, receiver, Call(node, args, kwargs, False, None)))
 
+    def module(self, node: ast.Call, module, args: list):
+        return _safe(lambda: ops.call_value(self.state, module, Call(node, args, {}, False, None)))
+
     def attribute(self, node: ast.Attribute, receiver):
         return _safe(lambda: ops.attribute(self.state, node, receiver))
 

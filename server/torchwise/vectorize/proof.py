@@ -162,8 +162,7 @@ def read_outside(scope_node: ast.AST, loop: ast.For, name: str) -> bool:
     for node in own_nodes(scope_node):
         if node is loop:
             continue
-        if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.target, ast.Name) \
-                and node.target.id == name:
+        if isinstance(node, (ast.For, ast.AsyncFor)) and _binds_plainly(node.target, name):
             rebinding.update(n for stmt in node.body for n in ast.walk(stmt))
         elif isinstance(node, _COMPREHENSIONS) and any(mentions(g.target, name) for g in node.generators):
             rebinding.update(ast.walk(node))
@@ -171,6 +170,15 @@ def read_outside(scope_node: ast.AST, loop: ast.For, name: str) -> bool:
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) \
                 and node not in inside and node not in rebinding:
             return True
+    return False
+
+
+def _binds_plainly(target: ast.expr, name: str) -> bool:
+    """A ``for`` target that binds ``name`` on every iteration: ``i``, ``(i, s)``, ``i, (a, b)``."""
+    if isinstance(target, ast.Name):
+        return target.id == name
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_binds_plainly(element, name) for element in target.elts)
     return False
 
 

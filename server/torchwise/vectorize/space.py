@@ -30,9 +30,10 @@ class HalfKnown(Unwalkable):
     """The loop walks tensors, but not in a way that can be vectorized as it is: a list of tensors whose shapes are
     unknown or differ, or a ``zip`` of tensors with something unknown. A per-element body is flagged, with the reason."""
 
-    def __init__(self, reason: str, kind: str):
+    def __init__(self, reason: str, kind: str, hint: str = ""):
         super().__init__(reason)
         self.kind = kind  # the walk's kind: "list" | "tensor"
+        self.hint = hint  # what would do it, for a loop that builds a result per item (not for a reduction)
 
 
 @dataclass
@@ -198,8 +199,8 @@ class Walker:
             if isinstance(value, SeqValue) and value.kind == "list" and isinstance(value.each, TensorValue) \
                     and value.each.dtype is not None and value.each.shape is None \
                     and proof.list_stable(self.ctx, self.scope, iterable.id):  # its items are those it was made of
-                raise HalfKnown(f"the tensors of `{iterable.id}` may differ in shape (a ragged list: "
-                                f"`torch.nn.utils.rnn.pad_sequence` pads one)", "list")
+                raise HalfKnown(f"the tensors of `{iterable.id}` may differ in shape", "list",
+                                "a ragged list: `torch.nn.utils.rnn.pad_sequence` pads one")
         raise Unwalkable("not a walk over a tensor, a range or a list of same-shaped tensors")
 
     def list_of_tensors(self, name: ast.Name):
