@@ -69,6 +69,10 @@ ROW_OPS = [
     ("torch.sort({r}).values", 1), ("{r}.flip(0)", 1), ("torch.clamp({r}, min=-0.5)", 1), ("F.relu({r})", 1),
     ("torch.where({r} > 0, {r}, {q})", 1), ("{r}.logsumexp(dim=0)", 0), ("torch.tanh({r}) * 2 + {s}", 1),
     ("({r} * g).sum()", 0), ("torch.sum({r} * g)", 0), ("({r} * {q}).sum()", 0),
+    # `log` is also a logger's method: torch's and a tensor's are ops
+    ("-({r}.abs() * torch.log({r}.abs() + 1e-9)).sum()", 0), ("({r}.abs() + 1).log()", 1),
+    # `torch.min(a, b)` of two tensors is element-wise (box IoU), not a reduction
+    ("torch.min({r}, {q})", 1), ("{r}.max({q})", 1), ("(torch.min({r}, {q}) - torch.max({r}, {q})).clamp(min=0)", 1),
 ]
 
 
@@ -861,6 +865,9 @@ NEAR_MISSES = [
     ["import torch.nn as nn", "class Net(nn.Module):", "    def __init__(self):", "        super().__init__()",
      "        self.fc = nn.Linear(3, 2)", "    def forward(self, x):", "        return self.fc(x) * x.sum()",
      "net = Net()", "x = torch.randn(4, 3)", "out = torch.stack([net(row) for row in x])"],
+    # a logger's `log` (not torch's) is an effect per element
+    ["class Logger:", "    def log(self, v):", "        print(v)", "        return v", "logger = Logger()",
+     "x = torch.randn(4)", "out = torch.zeros(4)", "for i in range(4):", "    out[i] = logger.log(x[i])"],
     # pairs whose tensors differ in shape, a list changed before the loop, the label (a Python int) of each pair
     ["batch = [(torch.randn(3), 0), (torch.randn(4), 1)]", "out = torch.zeros(2, 3)", "for i in range(2):",
      "    out[i] = batch[i][0]"],
@@ -942,6 +949,23 @@ NOW_REWRITTEN = [
     ["def collate(images):", "    out = torch.zeros(len(images), 3, 4, dtype=torch.uint8)",
      "    for i in range(len(images)):", "        out[i].copy_(images[i])", "    return out",
      "batch = collate(torch.randint(0, 256, (5, 3, 4), dtype=torch.uint8))"],
+    # pairwise box IoU, two nested loops of temporaries with `torch.min`/`torch.max` of two tensors
+    ["def iou_matrix(boxes_a, boxes_b):", "    ious = torch.zeros(len(boxes_a), len(boxes_b))",
+     "    for i in range(len(boxes_a)):", "        for j in range(len(boxes_b)):",
+     "            a, b = boxes_a[i], boxes_b[j]",
+     "            w = (torch.min(a[2], b[2]) - torch.max(a[0], b[0])).clamp(min=0)",
+     "            h = (torch.min(a[3], b[3]) - torch.max(a[1], b[1])).clamp(min=0)", "            inter = w * h",
+     "            ious[i, j] = inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)",
+     "    return ious", "boxes = torch.rand(10, 4)", "boxes[:, 2:] += boxes[:, :2]", "m = iou_matrix(boxes, boxes[:7])"],
+    # the output allocated right before a `with torch.no_grad():` block holding the loop
+    ["import torch.nn as nn", "head = nn.Sequential(nn.Linear(6, 4), nn.ReLU(), nn.Linear(4, 1))",
+     "x = torch.randn(9, 6)", "scores = torch.zeros(9, 1)", "with torch.no_grad():", "    for i in range(9):",
+     "        scores[i] = head(x[i])"],
+    ["w = torch.randn(5, requires_grad=True)", "x = torch.randn(7, 5)", "out = torch.empty(7)",
+     "with torch.no_grad():", "    for i in range(7):", "        out[i] = torch.dot(x[i], w)"],
+    # the entropy of each row (`torch.log` and `.log()` are ops, not a logger's)
+    ["probs = torch.softmax(torch.randn(32, 5), dim=1)", "ent = torch.zeros(32)", "for i in range(32):",
+     "    p = probs[i]", "    ent[i] = -(p * torch.log(p + 1e-9)).sum()"],
     # timm's reparameterization (ghostnet): a count known only as a size of the class, and the kernel it fills
     ["class M(torch.nn.Module):", "    def __init__(self, c: int, k: int):", "        super().__init__()",
      "        self.in_channels = c", "        self.groups = c", "        self.kernel_size = k",

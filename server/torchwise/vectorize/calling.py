@@ -340,6 +340,11 @@ class Calling:
             raise Inherent(f"`{op.name}` draws random numbers: one draw per element is not one draw per tensor")
         args = [self(a) for a in node.args] if given is None else given
         kwargs = {k.arg: self(k.value) for k in node.keywords} if given is None else {}
+        other = args[0 if receiver is not None else 1] if len(args) == (1 if receiver is not None else 2) else None
+        if op.name in ("min", "max") and not kwargs and other is not None and other.is_tensor:
+            # `torch.min(a, b)` of two tensors is the element-wise `torch.minimum(a, b)`, not a reduction over a dim
+            op = (optable.method if receiver is not None else optable.function)(
+                "minimum" if op.name == "min" else "maximum")
         try:
             bound = optable.bind(op.signature, args, kwargs, receiver=receiver)
         except optable.Unbound as err:

@@ -51,7 +51,7 @@ class GeneralMatcher:
     def run(self):
         """(Rewrite | None, the reason there is none | None, the code to flag with)."""
         loop = self.loop
-        if not isinstance(loop, ast.For) or loop.orelse or _has_effects(loop) or self._inner_of_nest():
+        if not isinstance(loop, ast.For) or loop.orelse or _has_effects(loop, self.scope, self.ctx) or self._inner_of_nest():
             return None, None, None
         try:
             torch = self.torch()
@@ -451,12 +451,14 @@ def _call_options_ok(call: ast.Call, how: str) -> bool:
     return True
 
 
-def _has_effects(loop: ast.For) -> bool:
+def _has_effects(loop: ast.For, scope, ctx) -> bool:
     for node in ast.walk(loop):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _IO_CALLS:
             return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TRAINING:
-            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TRAINING \
+                and not (scope.qualname(node.func) or "").startswith("torch.") \
+                and not isinstance(ctx.value(node.func.value), TensorValue):
+            return True  # `optimizer.step()`, `logger.log(...)`; not `torch.log(p)` or `p.log()`
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal, ast.While, ast.Try,
                              ast.With, ast.FunctionDef, ast.ClassDef, ast.Lambda, ast.Raise, ast.Assert,
                              ast.Delete)):

@@ -10,6 +10,7 @@ indices and raises past the end; a slice would do neither).
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import replace
 from typing import Optional
 
@@ -136,13 +137,13 @@ class Indexing:
             raise Refuse("an index outside the slice") from None
         if elem_shape is None:
             raise Refuse("an index not understood")
-        lead = ", ".join([":"] * value.batch_dims + [t for _, t in items])
+        lead = [":"] * value.batch_dims + [t for _, t in items]
         elem = value.elem.with_(shape=elem_shape, strides=layout.index_strides(value.elem.shape, value.elem.strides,
                                                                              [i for i, _ in items]))
         whole_items = [slice(None)] * value.batch_dims + [i for i, _ in items]
         whole = value.whole.with_(shape=shapes.index(value.whole.shape, whole_items),
                                   strides=layout.index_strides(value.whole.shape, value.whole.strides, whole_items))
-        return Vec(f"{value.atom()}[{lead}]", ATOM, elem, whole, value.deps, fresh=value.fresh,
+        return Vec(_subscripted(value.atom(), lead), ATOM, elem, whole, value.deps, fresh=value.fresh,
                    exact_cast=value.exact_cast)
 
     def _basic_item(self, part: ast.expr):
@@ -379,7 +380,7 @@ class Indexing:
         if any(t != ":" for t in texts):
             while texts and texts[-1] == ":":
                 texts.pop()
-            text = f"{text}[{', '.join(texts)}]"
+            text = _subscripted(text, texts)
         facts = _index(whole, items)
         flipped = [kind[1] for kind in kinds if kind[0] == "walk" and kind[2] * self.levels[kind[1]].step < 0]
         if flipped:
@@ -620,12 +621,26 @@ class Indexing:
 
     def element_index(self, value: Vec, k: int) -> Vec:
         """``value[k]`` per element (one item of an unpacked row): ``V[:, k]``."""
-        lead = ", ".join([":"] * value.batch_dims + [str(k)])
+        lead = [":"] * value.batch_dims + [str(k)]
         elem = value.elem.with_(shape=tuple(value.elem.shape[1:]),
                                 strides=None if value.elem.strides is None else tuple(value.elem.strides[1:]))
         at = value.batch_dims
         whole = value.whole.with_(shape=tuple(value.whole.shape[:at]) + tuple(value.whole.shape[at + 1:]),
                                   strides=None if value.whole.strides is None
                                   else tuple(value.whole.strides[:at]) + tuple(value.whole.strides[at + 1:]))
-        return Vec(f"{value.atom()}[{lead}]", ATOM, elem, whole, value.deps, fresh=value.fresh,
+        return Vec(_subscripted(value.atom(), lead), ATOM, elem, whole, value.deps, fresh=value.fresh,
                    exact_cast=value.exact_cast)
+
+
+_PLACED = re.compile(r"^([A-Za-z_][A-Za-z_0-9.]*)\[((?::|None)(?:, (?::|None))*)\]$")
+
+
+def _subscripted(text: str, items: list) -> str:
+    """``text[items]``, merged into a subscript ``text`` already is when that only keeps or adds dims:
+    ``a[:, None]`` then ``[:, :, 2]`` is ``a[:, None, 2]`` (each ``:``/``None`` makes one dim, kept whole)."""
+    placed = _PLACED.match(text)
+    if placed is not None and "..." not in items:
+        first = placed.group(2).split(", ")
+        if len(items) > len(first) and all(item == ":" for item in items[:len(first)]):
+            return f"{placed.group(1)}[{', '.join(first + list(items[len(first):]))}]"
+    return f"{text}[{', '.join(items)}]"

@@ -74,7 +74,25 @@ def binding_before(ctx, stmt: ast.stmt, name: str) -> Optional[ast.Assign]:
             return None if mentions(candidate.value, name) else candidate
         if mentions(candidate, name) or _binds_anything_hidden(candidate):
             return None
+    outer = place.parents[-1] if place.parents else None
+    if isinstance(outer, ast.With) and place.block is outer.body and _grad_mode_only(outer, name):
+        return binding_before(ctx, outer, name)  # `out = torch.zeros(n)` then `with torch.no_grad(): for ...`
     return None
+
+
+_GRAD_MODES = frozenset({"no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "autocast"})
+
+
+def _grad_mode_only(with_stmt: ast.With, name: str) -> bool:
+    """``with torch.no_grad():`` (``inference_mode``, ``autocast``...): entering it runs no code of the program and
+    binds nothing, so what was bound right before the block still holds at its first statement."""
+    for item in with_stmt.items:
+        call = item.context_expr
+        func = call.func if isinstance(call, ast.Call) else None
+        if not (isinstance(func, ast.Attribute) and func.attr in _GRAD_MODES) or item.optional_vars is not None \
+                or mentions(call, name):
+            return False
+    return True
 
 
 def _binds_anything_hidden(stmt: ast.stmt) -> bool:
