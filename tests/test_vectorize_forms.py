@@ -152,6 +152,10 @@ def test_elif_chains(r):
              "    v = x[i]", "    if v > 1:", f"        out[i] = {r.choice(['v * 2', '1.0', 'v - 1'])}",
              "    elif v < -1:", f"        out[i] = {r.choice(['-v', '0.5', 'v'])}", "    else:",
              f"        out[i] = {r.choice(['v', 'v * v', '0.0'])}"]
+    if r.random() < 0.4:  # no final `else`: some elements get neither store (an in-place clamp)
+        lines = lines[:-2]
+        if r.random() < 0.5:
+            lines = [line.replace("out[i]", "x[i]").replace("out = torch.zeros(len(x))", "out = x") for line in lines]
     counted("if / elif / else", program(lines))
 
 
@@ -471,6 +475,22 @@ def test_per_sample_layers(r):
         lines = ["out = torch.zeros(len(x), *layer(x[0]).shape)", "for i in range(len(x)):", "    out[i] = layer(x[i])"]
     code = ["import torch.nn as nn", seed(r), f"layer = {layer}", *dtype_line, f"x = {data}", *lines]
     counted("per-sample layers (layer(x[i]))", program(code), tolerance=1e-5)
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_grid_reductions_of_two_walks(r):
+    """``out[i, j] = F.cosine_similarity(a[i], b[j], dim=0)``: a reduction of several tensors broadcasts them first,
+    so the rows of ``a`` (placed ``a[:, None]``) and of ``b`` make the grid, the dim past both loop dims."""
+    n, m, d = r.choice([0, 1, 4]), r.choice([1, 3]), r.choice([1, 5])
+    dtype = r.choice(FLOATS)
+    value = r.choice(["F.cosine_similarity(a[i], b[j], dim=0)", "F.cosine_similarity(a[i], b[j], dim=-1)",
+                      "F.cosine_similarity(b[j], a[i], dim=0) * 2", "F.pairwise_distance(a[i], b[j])",
+                      "torch.cosine_similarity(a[i], b[j], dim=0, eps=1e-6)"])
+    lines = [seed(r), "import torch.nn.functional as F", f"a = {laid_out(r, (n, d), dtype)}",
+             f"b = {tensor(r, (m, d), dtype)}", f"out = torch.zeros({n}, {m})", f"for i in range({n}):",
+             f"    for j in range({m}):", f"        out[i, j] = {value}"]
+    counted("grid reductions of two walks", program(lines), tolerance=1e-4)
 
 
 def _with_params(r: random.Random, lines: list, params: dict) -> list:
@@ -963,6 +983,9 @@ NOW_REWRITTEN = [
      "        scores[i] = head(x[i])"],
     ["w = torch.randn(5, requires_grad=True)", "x = torch.randn(7, 5)", "out = torch.empty(7)",
      "with torch.no_grad():", "    for i in range(7):", "        out[i] = torch.dot(x[i], w)"],
+    # a count of Python bools made ints (`int(p.item() == l.item())`)
+    ["preds = torch.randint(0, 4, (50,))", "labels = torch.randint(0, 4, (50,))", "correct = 0",
+     "for p, l in zip(preds, labels):", "    correct += int(p.item() == l.item())"],
     # the entropy of each row (`torch.log` and `.log()` are ops, not a logger's)
     ["probs = torch.softmax(torch.randn(32, 5), dim=1)", "ent = torch.zeros(32)", "for i in range(32):",
      "    p = probs[i]", "    ent[i] = -(p * torch.log(p + 1e-9)).sum()"],

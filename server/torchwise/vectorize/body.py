@@ -27,7 +27,7 @@ from torchwise.analysis.dtypes import DType
 from torchwise.analysis.values import ScalarValue, TensorValue
 from torchwise.vectorize.batch import Batcher
 from torchwise.vectorize.vec import Vec
-from torchwise.vectorize.expr import ATOM, BAND, UNARY, Inherent, Refuse, no_raising_ops, wrap
+from torchwise.vectorize.expr import ATOM, BAND, BOR, UNARY, Inherent, Refuse, no_raising_ops, wrap
 
 
 @dataclass
@@ -344,12 +344,13 @@ class BodyTranslator:
         after_body = dict(self.batcher.env)
         self.batcher.env = dict(before)
         body_written, self.batcher.written = self.batcher.written, written
+        otherwise = self._and(cond, self._not(test)) if stmt.orelse else None
         if stmt.orelse:
-            self.block(stmt.orelse, self._and(cond, self._not(test)))
+            self.block(stmt.orelse, otherwise)
         self.batcher.written |= body_written
         if clamp is not None and middle == start + 1 == len(self.body.writes):
             self.body.writes[start] = replace(self.body.writes[start], clamp=clamp)
-        self._merge_branches(start, middle, test, cond)
+        self._merge_branches(start, middle, test, cond, taken, otherwise)
         after_else = self.batcher.env
         merged = dict(before)
         for name in set(after_body) | set(after_else):
@@ -364,20 +365,26 @@ class BodyTranslator:
         self.batcher.env = merged
         self.body.temps.update({k: v for k, v in merged.items() if k in self.body.temps})
 
-    def _merge_branches(self, start: int, middle: int, test: Vec, cond: Optional[Vec]) -> None:
-        """A store (append) to the same slot in both branches is one store of ``torch.where(test, a, b)``."""
+    def _merge_branches(self, start: int, middle: int, test: Vec, cond: Optional[Vec], taken: Vec,
+                        otherwise: Optional[Vec]) -> None:
+        """A store (append) to the same slot in both branches, each made whenever its branch runs, is one store of
+        ``torch.where(test, a, b)``. A store under a further condition (``elif`` without ``else``: some elements
+        get neither) stays two conditional stores."""
         writes = self.body.writes
         first, second = writes[start:middle], writes[middle:]
         merged = []
         for write in first:
             twin = next((w for w in second if type(w) is type(write) and isinstance(w, (Store, Append))
-                         and _same_slot(w, write)), None)
-            if twin is None:
+                         and _same_slot(w, write)), None) \
+                if write.cond is taken and otherwise is not None else None
+            if twin is None or twin.cond is not otherwise and not isinstance(twin, Store):
                 merged.append(write)
                 continue
             second.remove(twin)
             value = self.batcher.where(test, write.value, twin.value, python_choice=True)
-            merged.append(replace(write, value=value, cond=cond, value_node=None))
+            # `if a: s = 1` / `elif b: s = -1` (no `else`): the one store is made where either branch makes one
+            made = cond if twin.cond is otherwise else self._or(taken, twin.cond)
+            merged.append(replace(write, value=value, cond=made, value_node=None))
         writes[start:] = merged + second
 
     # -- conditions ------------------------------------------------------------------------------------
@@ -388,6 +395,13 @@ class BodyTranslator:
         return self.batcher.pointwise(
             [a, b], lambda t, p: (f"{wrap(t[0], p[0], BAND)} & {wrap(t[1], p[1], BAND + 1)}", BAND),
             lambda values: _both(values), python_op="&")
+
+    def _or(self, a: Vec, b: Vec) -> Vec:
+        self._is_mask(a)
+        self._is_mask(b)
+        return self.batcher.pointwise(
+            [a, b], lambda t, p: (f"{wrap(t[0], p[0], BOR)} | {wrap(t[1], p[1], BOR + 1)}", BOR),
+            lambda values: _both(values), python_op="|")
 
     def _not(self, a: Vec) -> Vec:
         self._is_mask(a)

@@ -283,6 +283,11 @@ class Calling:
                     value = args[0]
                     return replace(value, text=f"{value.atom()}.double()", prec=ATOM, elem=ScalarValue("float"),
                                    whole=value.whole.with_(dtype=DType.float64), fresh=True, base=None)
+                if name == "int" and args[0].elem.kind == "bool" and args[0].whole.dtype is DType.bool:
+                    # `int(p.item() == l.item())`: a Python bool is 0 or 1, as a bool tensor cast to int64
+                    value = args[0]
+                    return replace(value, text=f"{value.atom()}.long()", prec=ATOM, elem=ScalarValue("int"),
+                                   whole=value.whole.with_(dtype=DType.int64), fresh=True, base=None)
                 raise Refuse(f"`{name}()` of a Python number")
             return self.to_python(args[0], name)
         if name == "abs" and len(args) == 1 and args[0].python and args[0].elem.kind in ("int", "float"):
@@ -463,8 +468,11 @@ class Calling:
             raise Refuse(f"`{op.name}` of a loop-invariant operand with more dims than the slices")
         padded = {n: (self.pad(bound[n], wanted) if bound[n].batched else bound[n]) for n in names}
         base = padded[inputs[0]]
-        rank, lead = base.rank, base.batch_dims
-        if any(padded[n].batch_dims != lead for n in inputs if padded[n].batched):
+        rank, lead = base.rank, max(padded[n].batch_dims for n in inputs if padded[n].batched)
+        if any(padded[n].batch_dims != lead for n in inputs if padded[n].batched) \
+                and not (op.family is Family.REDUCTION and len(inputs) > 1):
+            # (a reduction of several tensors broadcasts them first: `cosine_similarity(a[i], b[j], dim=0)` of
+            # `a[:, None]` and `b` is the (N, M) grid, its dim past both loop dims)
             raise Refuse(f"`{op.name}` of operands along different loop dims")
         if base.lost:
             raise Refuse("an op along dims of a value with leading dims from an invariant operand")
