@@ -207,6 +207,7 @@ class Inference:
         self._trial: Optional[list] = None
         self._maybe_depth = 0  # > 0 where the code runs on some paths only (a branch, a loop body, a handler)
         self._trials_left = _MAX_TRIALS
+        self._trial_calls = 0  # calls of the file's modules being run inside a rank trial (one level deep)
         self._forced = None  # a map(...) or generator that an unpacking runs to its end (every item)
         self._forced_count: Optional[int] = None  # ... into that many targets (None: a starred target)
         self._previous_statement: Optional[ast.stmt] = None  # the statement before the one run now, in its block
@@ -809,7 +810,7 @@ class Inference:
                 env.vars[arg.arg] = TensorValue(shape=shape)
                 self._by_trial.add(id(env.vars[arg.arg]))
 
-    def _may_fix_a_rank(self, node, env: Env) -> bool:
+    def _may_fix_a_rank(self, node, env: Env, depth: int = 0) -> bool:
         """Whether the body itself holds something that admits one rank only (what a trial can decide on): an
         einops call, a shape unpacked into names, or a call of a layer of ``self`` that checks its input's rank
         (an einops layer, a conv, a pooling, a norm with a rank check, or a Sequential holding one). Most bodies
@@ -826,10 +827,22 @@ class Inference:
                 return True
             func = sub.func
             if isinstance(instance, InstanceValue) and isinstance(func, ast.Attribute) \
-                    and isinstance(func.value, ast.Name) and func.value.id == node.args.args[0].arg \
-                    and _checks_rank(self.instance_attribute(instance, func.attr)):
-                return True
+                    and isinstance(func.value, ast.Name) and func.value.id == node.args.args[0].arg:
+                attribute = self.instance_attribute(instance, func.attr)
+                if _checks_rank(attribute) or depth == 0 and isinstance(attribute, InstanceValue) \
+                        and self._forward_may_fix_a_rank(attribute):
+                    return True
         return False
+
+    def _forward_may_fix_a_rank(self, instance: InstanceValue) -> bool:
+        """A module of this file whose forward holds something a trial can decide on (a trial runs it)."""
+        info = self.classes.get(instance.class_name)
+        node = info.methods.get("forward") if info is not None and info.is_module else None
+        if node is None or not node.args.args:
+            return False
+        env = Env(self.index.scope_of_node[node], {node.args.args[0].arg: InstanceValue(instance.class_name)},
+                  instance.class_name)
+        return self._may_fix_a_rank(node, env, 1)
 
     def _raises_with(self, node, env: Env, name: str, rank: int) -> bool:
         """Whether the body, run with ``name`` a tensor of ``rank`` unknown sizes, certainly raises."""
@@ -1597,8 +1610,10 @@ class Inference:
         """The value of one call: the callee's body run with the arguments' facts (the callee's own names stay
         inside; nothing is recorded for hover), memoised, bounded, never recursive."""
         if call.starred or node in self._active or len(self._active) >= _MAX_CALL_DEPTH \
-                or self._trial is not None or not _specializable(node, scope):
-            return None  # (a rank trial runs one body, not its callees': cheap, and nothing it runs is kept)
+                or not _specializable(node, scope):
+            return None
+        if self._trial is not None:
+            return self._trial_call(node, scope, class_name, self_value, call)
         try:
             key = (node, self_value, tuple(call.args), tuple(sorted(call.kwargs.items())), self.grad_enabled,
                    self.default_float)
@@ -1623,6 +1638,30 @@ class Inference:
             self._active.pop()
         self._specialized[key] = result
         return self._per_call(result, call)
+
+    def _trial_call(self, node, scope: Scope, class_name, self_value, call):
+        """During a rank trial, a call of a module of this file with the tried tensor: its forward runs (one level
+        deep, nothing kept), so an op there that certainly raises on a path every call of it takes, on a path every
+        call of the trial takes, rules the rank out (``self.attn(self.norm(x))`` where the attention unpacks
+        ``B, N, C = x.shape``)."""
+        if self._maybe_depth or self._trial_calls >= 1 or not any(
+                isinstance(a, TensorValue) and a.shape is not None for a in (*call.args, *call.kwargs.values())):
+            return None
+        self._trial_calls += 1
+        saved_returns = self._returns
+        self._active.append(node)
+        grad = self.grad_enabled
+        try:
+            with self._specialization():
+                env = self._function_env(node, scope, class_name, self.default_float,
+                                         [(list(call.args), dict(call.kwargs))], self_value=self_value)
+                if grad is not True and self.grad_enabled is True:
+                    self.grad_enabled = grad
+                return self._exec_function_body(node, env)
+        finally:
+            self._active.pop()
+            self._returns = saved_returns
+            self._trial_calls -= 1
 
     def _per_call(self, result, call):
         """A size the callee made up (``x[x > 0]``) differs between calls: each call site gets its own symbols."""

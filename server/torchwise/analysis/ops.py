@@ -297,6 +297,8 @@ def binary(inf, node, op, left, right):
         return elementwise(inf, [left, right], name)
     if isinstance(left, NdarrayValue) or isinstance(right, NdarrayValue):
         return ndarray_binary(left, right)
+    if name == "mul" and (isinstance(left, SeqValue) or isinstance(right, SeqValue)):
+        return _repeated(left, right)
     if isinstance(left, SymbolicValue) or isinstance(right, SymbolicValue):
         return symbolic_arithmetic(name, left, right)
     if isinstance(left, ScalarValue) and isinstance(right, ScalarValue):
@@ -307,6 +309,24 @@ def binary(inf, node, op, left, right):
             return SeqValue(left.kind, left.items + right.items)
         return SeqValue(left.kind)
     return None
+
+
+def _repeated(left, right):
+    """``(1,) * (x.ndim - 1)`` / ``[None] * n``: the items over again, ``n`` times (none for ``n <= 0``); for an
+    int not known, a sequence of those items of a length not known."""
+    seq, times = (left, right) if isinstance(left, SeqValue) else (right, left)
+    if not isinstance(seq, SeqValue) or seq.kind not in ("list", "tuple") or seq.items is None \
+            or not isinstance(times, ScalarValue) or times.kind not in ("int", "bool"):
+        return None
+    count = times.value
+    if type(count) is bool:
+        count = int(count)
+    if type(count) is int:
+        length = len(seq.items) * max(count, 0)
+        if length > 64:  # ([0] * 1000): what every item is, and how many
+            return SeqValue(seq.kind, element=seq.each, length=length)
+        return SeqValue(seq.kind, seq.items * max(count, 0))
+    return SeqValue(seq.kind, element=seq.each) if seq.items else SeqValue(seq.kind, ())
 
 
 def scalar_binary(name, left: ScalarValue, right: ScalarValue):

@@ -33,7 +33,7 @@ from torchwise.analysis.tensors import (
     output_strides, result_grad, same_device, size_of,
 )
 from torchwise.analysis.values import (
-    DeviceValue, DtypeValue, InstanceValue, MappingValue, ModuleValue, ScalarValue, SeqValue, SymbolicValue,
+    DeviceValue, DtypeValue, EitherValue, InstanceValue, MappingValue, ModuleValue, ScalarValue, SeqValue, SymbolicValue,
     TensorValue, join,
 )
 
@@ -100,6 +100,10 @@ def _window_settings(value, rank: int) -> tuple:
     (``stride=(2 if downsample else 1)``) is ``None`` in each dim: the output has its rank all the same, with
     window counts of their own."""
     if isinstance(value, ScalarValue) and value.kind == "int" and value.value is None:
+        return (None,) * rank
+    if isinstance(value, SymbolicValue):
+        # A value known only by its name (`padding=padding`: an int, a tuple of ints or, for a conv's padding,
+        # "same" / "valid"): where the layer works at all the output has its rank, window counts of its own.
         return (None,) * rank
     return _sizes(value, rank)
 
@@ -1156,7 +1160,9 @@ def layer(inf, kind: str, call: Call):
 
 
 def _is_module(value) -> bool:
-    return isinstance(value, (ModuleValue, InstanceValue))
+    """A module, or one of a few (``Aggregate(d) if not last else nn.Identity()``: each call runs every option)."""
+    return isinstance(value, (ModuleValue, InstanceValue)) or isinstance(value, EitherValue) and all(
+        isinstance(o, (ModuleValue, InstanceValue)) for o in value.options)
 
 
 def _container(kind: str, call: Call) -> ModuleValue:
@@ -1317,8 +1323,12 @@ def _sequential(inf, module: ModuleValue, call: Call):
         return None  # unknown contents; an empty Sequential returns its input, rarely meant
     for child in module.children:
         step = Call(call.node, [x], {}, False, call.env)
-        x = call_module(inf, child, step) if isinstance(child, ModuleValue) else \
-            inf.call_instance(child, step) if isinstance(child, InstanceValue) else None
+        if isinstance(child, EitherValue):
+            from torchwise.analysis.ops import call_value  # (ops builds on this module)
+            x = call_value(inf, child, step)
+        else:
+            x = call_module(inf, child, step) if isinstance(child, ModuleValue) else \
+                inf.call_instance(child, step) if isinstance(child, InstanceValue) else None
         if x is None:
             return None
     return x

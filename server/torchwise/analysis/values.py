@@ -204,6 +204,13 @@ def join(a, b):
         return SeqValue(a.kind, element=_join_elements(a, b), length=a.length if a.length == b.length else None)
     if isinstance(a, ModuleValue) and a.kind == b.kind and a.params == b.params and a.config == b.config \
             and a.kind in ("Sequential", "ModuleList"):
+        if a.children is not None and b.children is not None and len(a.children) == len(b.children) \
+                and a.children and a.names == b.names:
+            # Two containers of as many sub-modules (`ModuleList([Transformer(d), Aggregate(d)])` built per
+            # iteration): one of them, so sub-module by sub-module.
+            children = tuple(join(x, y) for x, y in zip(a.children, b.children))
+            if all(c is not None for c in children):
+                return ModuleValue(a.kind, a.params, a.config, children, a.names, None)
         # A list built by appending in a loop: what every sub-module is, the empty list adding nothing.
         return ModuleValue(a.kind, a.params, a.config, None, (), _join_elements(a, b))
     if isinstance(a, DeviceValue):
