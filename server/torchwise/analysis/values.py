@@ -159,6 +159,15 @@ class EitherValue:
 
 
 @dataclass(frozen=True)
+class SumValue:
+    """The builtin ``sum`` of alike tensors whose count is not known (``sum([fn(x) for fn in self.fns])`` over a
+    ``ModuleList`` of ``n`` branches): ``0`` when there are none, else ``total`` (``0 + t1 + ... + tn``). Nothing
+    reads it but arithmetic, which works out both (``sum(...) + x`` is ``x`` or ``total + x``: what they agree on)."""
+
+    total: Any  # a TensorValue
+
+
+@dataclass(frozen=True)
 class MappingValue:
     """``dict(a=x, b=y)`` or ``{"a": x}`` with string keys."""
 
@@ -213,6 +222,9 @@ def join(a, b):
                 return ModuleValue(a.kind, a.params, a.config, children, a.names, None)
         # A list built by appending in a loop: what every sub-module is, the empty list adding nothing.
         return ModuleValue(a.kind, a.params, a.config, None, (), _join_elements(a, b))
+    if isinstance(a, SumValue):
+        total = join(a.total, b.total)
+        return SumValue(total) if isinstance(total, TensorValue) else None
     if isinstance(a, DeviceValue):
         return DeviceValue()
     if isinstance(a, DtypeValue):
@@ -265,6 +277,8 @@ def map_dims(value, f):
         return LambdaValue(value.node, tuple((k, map_dims(v, f)) for k, v in value.captured))
     if isinstance(value, EitherValue):
         return EitherValue(tuple(map_dims(o, f) for o in value.options))
+    if isinstance(value, SumValue):
+        return SumValue(map_dims(value.total, f))
     return value
 
 
