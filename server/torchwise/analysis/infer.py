@@ -32,7 +32,7 @@ from torchwise.analysis import dims, ops, ops_einops
 from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.layers import LAYERS
-from torchwise.analysis.scopes import ModuleIndex, Scope, ScopeKind
+from torchwise.analysis.scopes import BindingKind, ModuleIndex, Scope, ScopeKind
 from torchwise.analysis.values import (
     EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue,
     TensorValue, join, map_dims,
@@ -389,6 +389,28 @@ class Inference:
         for node, (scope, counts) in self._self_stores.items():
             self._stores_within.setdefault(_top_level(scope), []).append((node, counts))
         self._setattr_within = {_top_level(scope) for _, scope in self.index.calls_by_name.get("setattr", ())}
+        # Attributes stored on something other than `self` (`m.scale = 2.5`, `self.attn.scale = s`): an instance's
+        # attribute of that name may change after __init__, from outside the class.
+        self._outside_stores = frozenset(attr for scope, base, attr in self.index.attribute_stores
+                                         if base != "self" and not self._not_an_instance(scope, base))
+
+    def _not_an_instance(self, scope: Scope, base: str) -> bool:
+        """A name that is never an instance of a class of this file: bound only to what a call of a name imported
+        makes (``C = CN()``; a class of another module does not build this file's)."""
+        owner = scope.owner_of(base) if base else None
+        bindings = owner.bindings.get(base, ()) if owner is not None else ()
+        if not bindings:
+            return False
+        for binding in bindings:
+            value = binding.value if binding.kind is BindingKind.ASSIGN else None
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+                return False
+            callee = owner.owner_of(value.func.id)
+            if callee is None or callee.parent is not None or value.func.id in self.classes \
+                    or value.func.id in self.functions or any(
+                    b.kind is not BindingKind.IMPORT for b in callee.bindings.get(value.func.id, ())):
+                return False
+        return True
 
     def _subclasses_module(self, node: ast.ClassDef, module_scope: Scope, seen: set) -> bool:
         for base in node.bases:
@@ -564,6 +586,8 @@ class Inference:
             fields = tuple((name, _dumped(default) if default is not None else None)
                            for name, default in info.dataclass_fields) if info.dataclass_fields is not None else None
             return _dumped(info.init.args) if info.init is not None else None, fields
+        if kind == "stored outside":  # an attribute of that name stored on something other than `self`
+            return key in self._outside_stores
         if kind == "attributes":  # what `__init__` sets on its instances
             info = self.classes.get(key)
             return None if info is None else info.attrs
@@ -648,7 +672,7 @@ class Inference:
         for name in _registered(init):  # self.register_buffer("mask", m): set, as by `self.mask = m`
             counts[name] = counts.get(name, 0) + 1
         return {name: value for name, value in (env.vars.get("<self>") or {}).items()
-                if counts.get(name) == 1 and name not in elsewhere}
+                if counts.get(name) == 1 and name not in elsewhere and not self._read("stored outside", name)}
 
     def _built_attributes(self, info: ClassInfo, instance: InstanceValue) -> Optional[dict]:
         """What ``__init__`` sets when run with this instance's own arguments. A layer built from a setting the
