@@ -113,6 +113,7 @@ class ClassInfo:
     node: ast.ClassDef
     scope: Scope
     is_module: bool  # an nn.Module subclass
+    is_plain: bool = False  # a plain Python class (no base but object, nothing that changes how attributes work)
     attrs: dict = field(default_factory=dict)  # self.<name> facts set once, in __init__
     methods: dict = field(default_factory=dict)  # name -> its def
     method_infos: dict = field(default_factory=dict)  # name -> MethodInfo, for every method but __init__
@@ -366,6 +367,8 @@ class Inference:
         # An nn.Module subclass, directly or through this file's own base classes (`class Block(MyModule)`).
         for info in self.classes.values():
             info.is_module = self._subclasses_module(info.node, module_scope, set())
+            info.is_plain = not info.is_module and info.dataclass_fields is None and _is_plain_class(info.node,
+                                                                                                      module_scope)
         # A module of this file built as another call's argument is called by code the call graph cannot follow
         # (`self.fn(x)`): the calls it sees are not all its calls, so its methods take no facts from them.
         for name in built_as_arguments & self.classes.keys():
@@ -568,10 +571,11 @@ class Inference:
         if kind == "function":
             info = self.functions.get(key)
             return None if info is None else (info.analysed, info.summary if info.analysed else None)
-        if kind == "class":  # an nn.Module subclass (True), a @dataclass, or neither (False)
+        if kind == "class":  # an nn.Module subclass (True), a @dataclass, a plain class, or neither (False)
             info = self.classes.get(key)
             return None if info is None else (True if info.is_module else
-                                              "dataclass" if info.dataclass_fields is not None else False)
+                                              "dataclass" if info.dataclass_fields is not None else
+                                              "plain" if info.is_plain else False)
         if kind == "code":  # the def of a function ("f") or a method ("Class.method"): the very same node or not
             owner, _, method = key.partition(".")
             if method:
@@ -613,7 +617,7 @@ class Inference:
     def _self_of(self, info: ClassInfo):
         """What ``self`` is in the class's own methods: the instance, when every construction is seen, all agree,
         and their arguments are concrete (no size known only by name: those stay the class's own symbols)."""
-        if info.constructed_unseen or not info.constructions or not info.is_module:
+        if info.constructed_unseen or not info.constructions or not (info.is_module or info.is_plain):
             return None
         first = info.constructions[0]
         if any(not _same(first, other) for other in info.constructions[1:]) or _mentions_symbols(first):
@@ -671,7 +675,7 @@ class Inference:
         counts = dict(self._self_stores.get(init, (None, {}))[1])
         for name in _registered(init):  # self.register_buffer("mask", m): set, as by `self.mask = m`
             counts[name] = counts.get(name, 0) + 1
-        return {name: value for name, value in (env.vars.get("<self>") or {}).items()
+        return {name: _contents_forgotten(value) for name, value in (env.vars.get("<self>") or {}).items()
                 if counts.get(name) == 1 and name not in elsewhere and not self._read("stored outside", name)}
 
     def _built_attributes(self, info: ClassInfo, instance: InstanceValue) -> Optional[dict]:
@@ -1909,7 +1913,8 @@ class Inference:
             self.values[func] = attribute
             self._shape_by_pattern(None, attribute, call, env)
             return ops.call_value(self, attribute, call)
-        if name in ("to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"):
+        if name in ("to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_") \
+                and self._is_module_class(instance.class_name):
             return instance  # a module converts itself in place and returns itself
         return self.call_instance(instance, call, name)
 
@@ -2039,7 +2044,7 @@ class Inference:
                 return self._specialize(info.node, info.scope, None, None, call)
             kind = self._read("class", name)
             if kind is not None:
-                return self._instance(name, call) if kind in (True, "dataclass") else None
+                return self._instance(name, call) if kind in (True, "dataclass", "plain") else None
         callee = self._lookup(name, env)
         if callee is not None:
             self.values[call.node.func] = callee
@@ -2483,6 +2488,49 @@ def _specializable(node, scope: Scope) -> bool:
         if name not in _PLAIN_DECORATORS:
             return False
     return not _is_generator(node)
+
+
+_NOT_PLAIN_METHODS = frozenset({"__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__new__",
+                                "__call__", "__init_subclass__", "__class_getitem__", "__get__", "__set__",
+                                "__set_name__", "__slots__", "__dict__"})
+
+
+def _is_plain_class(node: ast.ClassDef, module_scope: Scope) -> bool:
+    """``class Agent:`` (or ``(object)``) with no metaclass, no decorator, no ``__slots__`` and no method that
+    changes how instances are made, called or read (``__getattr__``, ``__setattr__``, ``__new__``, ``__call__``...):
+    its instances are modelled as a module's are, without ``forward``."""
+    if node.decorator_list or node.keywords:
+        return False
+    for base in node.bases:
+        if not (isinstance(base, ast.Name) and base.id == "object" and module_scope.owner_of("object") is None):
+            return False
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.name in _NOT_PLAIN_METHODS:
+            return False
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
+            if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
+        if any(isinstance(n, ast.Name) and n.id in _NOT_PLAIN_METHODS for t in targets for n in ast.walk(t)):
+            return False
+    return True
+
+
+def _contents_forgotten(value):
+    """An attribute's value as every method sees it: a list's items or a dict's entries may change after
+    ``__init__`` (``policy.rewards.append(r)`` outside the class, ``del self.rewards[:]`` in another method, or
+    through an alias), so a list is a list of items not known, and a dict is not known; a tuple keeps its items,
+    each seen so in turn."""
+    if isinstance(value, SeqValue) and value.kind == "list":
+        return SeqValue("list")
+    if isinstance(value, MappingValue):
+        return None
+    if isinstance(value, SeqValue) and value.items is not None:
+        items = tuple(_contents_forgotten(i) for i in value.items)
+        return value if items == value.items else SeqValue(value.kind, items, fields=value.fields)
+    if isinstance(value, SeqValue) and value.element is not None:
+        element = _contents_forgotten(value.element)
+        return value if element == value.element else SeqValue(value.kind, element=element, length=value.length,
+                                                                fields=value.fields)
+    return value
 
 
 def _is_generator(node) -> bool:

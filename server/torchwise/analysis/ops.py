@@ -265,7 +265,9 @@ def index_tensor(inf, node: ast.Subscript, tensor: TensorValue):
         return None
     try:
         shape = shapes.index(tensor.shape, items)
-    except shapes.ShapeError:
+    except shapes.ShapeError as error:
+        if "indices" in error.data:  # `x[:, :1]` of a 1-d x: more indices than dims, whatever the sizes
+            certainly_raises(inf)
         return None
     if shape is None:
         return None
@@ -529,7 +531,8 @@ def call_method(inf, name: str, receiver, call: Call):
             return ops_nn.call_module(inf, receiver, call)
         child = receiver.child(name) if receiver.kind == "ModuleDict" else None
         return call_value(inf, child, call) if child is not None else None
-    if isinstance(receiver, InstanceValue) and name in ("to", "cuda", "cpu", "train", "eval"):
+    if isinstance(receiver, InstanceValue) and name in ("to", "cuda", "cpu", "train", "eval") \
+            and inf._is_module_class(receiver.class_name):
         return receiver
     if isinstance(receiver, SeqValue) and name in ("index", "count"):
         return ScalarValue("int")
