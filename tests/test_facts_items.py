@@ -339,6 +339,28 @@ def run():
     block(torch.randn(3, 2, 6))
 """
 
+# CCT's tokenizer and PiT's layers: `nn.Sequential(*[block() for _ in range(n)])` of a count not known (0 gives the
+# input back): one block keeps the rank, so do two, so does any count.
+ALIKE_BLOCKS = HEADER + """\
+class Attention(nn.Module):
+    def __init__(self, dim, depth):
+        super().__init__()
+        self.blocks = nn.Sequential(*[nn.Sequential(nn.Conv2d(dim, dim, 3, padding=1), nn.BatchNorm2d(dim),
+                                                    nn.MaxPool2d(2)) for _ in range(depth)])
+        self.lin = nn.Sequential(*[nn.Linear(dim, dim) for _ in range(depth)])
+
+    def forward(self, x):
+        y = self.blocks(x)
+        z = self.lin(y.flatten(2).transpose(1, 2))
+        return y, z
+
+
+def run():
+    Attention(4, 0)(torch.randn(2, 4, 8, 8))
+    Attention(4, 2)(torch.randn(1, 4, 8, 8))
+    Attention(3, 1)(torch.randn(3, 3, 6, 4))
+"""
+
 # name -> (source, {name assigned in Attention.forward: its rank})
 CASES = {
     "corpus-forms": (CORPUS_FORMS, {"h": 3, "y": 3, "z": 3, "masked": 3, "s": 1}),
@@ -349,6 +371,7 @@ CASES = {
     "sum-of-a-branch-count-known-by-name": (BRANCHES, {"h": 3, "y": 3, "z": 3, "m": 3, "w": 3}),
     "hierarchy-of-one-of-a-few-modules": (HIERARCHY, {"s": 4, "y": 4, "d": 4}),
     "rank-fixed-in-a-module-called": (ENCODER_LAYER, {"src": 3, "out": 3}),
+    "sequential-of-a-count-not-known": (ALIKE_BLOCKS, {"y": 4, "z": 3}),
 }
 
 

@@ -74,6 +74,17 @@ class Split(nn.Module):
         tokens = rearrange(tokens, 'b (h w) c -> b c h w', h=2)
         return cls_token
 """, "Split", "cls_token", 3, lambda: (torch.randn(2, 5, 6),), (6,)),
+    # CCT's tokenizer: convs of a count not known (none, one or more keep the rank), then a pattern.
+    "alike-convs-then-pattern": ("""
+class Tokenizer(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.convs = nn.Sequential(*[nn.Conv2d(c, c, 3, padding=1) for _ in range(n)])
+
+    def forward(self, x):
+        t = rearrange(self.convs(x), 'b c h w -> b (h w) c')
+        return t
+""", "Tokenizer", "t", 3, lambda: (torch.randn(2, 3, 4, 4),), (3, 2)),
     # CCT's encoder layer: the rank is fixed inside the module it calls (`B, N, C = x.shape` there).
     "rank-fixed-in-a-called-module": ("""
 class Inner(nn.Module):
