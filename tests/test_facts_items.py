@@ -189,6 +189,178 @@ def run():
     Attention(nn.Linear(5, 8), window=4)(torch.randn(1, 7, 5))
 """
 
+# Forms of vit-pytorch's ParallelViT with a branch count known only by name (`Parallel(*[block() for _ in
+# range(n)])`, n may be 0: `sum` then gives the int 0), NesT's hierarchy (`ModuleList([Transformer(d),
+# Aggregate(d) if not last else nn.Identity()])` appended per level, unpacked in a loop), CvT's depthwise conv
+# (kernel, padding and stride known only by name), CCT's encoder layer (the input's rank fixed inside the
+# attention it calls: `B, N, C = x.shape`) and its DropPath (`shape = (batch, *((1,) * (x.ndim - 1)))`).
+BRANCHES = HEADER + """\
+class Parallel(nn.Module):
+    def __init__(self, *fns):
+        super().__init__()
+        self.fns = nn.ModuleList(fns)
+
+    def forward(self, x):
+        return sum([fn(x) for fn in self.fns])
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, branches):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.par = Parallel(*[nn.Linear(dim, dim) for _ in range(branches)])
+        self.wide = Parallel(*[nn.Linear(dim, 2 * dim) for _ in range(branches)])
+
+    def forward(self, x):
+        h = self.proj(x)
+        y = self.par(h) + h
+        z = h * 2
+        z += self.par(h)
+        m = sum([f(h) > 0 for f in self.par.fns]) + (h > 0)
+        w = self.wide(h) + h[..., :1]
+        return y, z, m, w
+
+
+def run():
+    Attention(4, 0)(torch.randn(2, 3, 4))
+    Attention(4, 2)(torch.randn(2, 5, 4))
+    Attention(4, 1)(torch.randn(1, 6, 4))
+"""
+
+HIERARCHY = HEADER + """\
+def aggregate(dim, dim_out):
+    return nn.Sequential(nn.Conv2d(dim, dim_out, 3, padding=1), nn.MaxPool2d(3, stride=2, padding=1))
+
+
+class DepthWise(nn.Module):
+    def __init__(self, dim_in, dim_out, kernel_size, padding, stride):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Conv2d(dim_in, dim_in, kernel_size=kernel_size, padding=padding, groups=dim_in, stride=stride),
+            nn.Conv2d(dim_in, dim_out, kernel_size=1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Block(nn.Module):
+    def __init__(self, dim, level):
+        super().__init__()
+        self.level = level
+        self.conv = nn.Conv2d(dim, dim, 1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, depth, kernel=3, padding=1, stride=2, bn=True):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, dim, 1), nn.BatchNorm2d(dim) if bn else nn.Identity())
+        self.layers = nn.ModuleList([])
+        for i in range(depth):
+            last = i == depth - 1
+            self.layers.append(nn.ModuleList([Block(dim, i), aggregate(dim, dim) if not last else nn.Identity()]))
+        self.down = DepthWise(dim, dim, kernel, padding=padding, stride=stride)
+
+    def forward(self, x):
+        s = self.stem(x)
+        for block, agg in self.layers:
+            y = block(s)
+            s = agg(y)
+        d = self.down(s)
+        return d
+
+
+def run():
+    Attention(4, 3)(torch.randn(2, 3, 8, 8))
+    Attention(5, 1, kernel=1, padding=0, stride=1, bn=False)(torch.randn(1, 3, 9, 7))
+    Attention(4, 2, kernel=(3, 5), padding=(1, 2), stride=(1, 2))(torch.randn(3, 3, 6, 6))
+"""
+
+ENCODER_LAYER = HEADER + """\
+class Inner(nn.Module):
+    def __init__(self, dim, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, dim * 3, bias=False)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+        return self.proj(attn @ v)
+
+
+class DropPath(nn.Module):
+    def __init__(self, drop_prob=None):
+        super().__init__()
+        self.drop_prob = float(drop_prob)
+
+    def forward(self, x):
+        batch, drop_prob, device = x.shape[0], self.drop_prob, x.device
+        if drop_prob <= 0. or not self.training:
+            return x
+        keep_prob = 1 - self.drop_prob
+        shape = (batch, *((1,) * (x.ndim - 1)))
+        keep_mask = torch.zeros(shape, device=device).float().uniform_(0, 1) < keep_prob
+        return x.div(keep_prob) * keep_mask.float()
+
+
+class Attention(nn.Module):
+    def __init__(self, d_model, drop_path_rate=0.1):
+        super().__init__()
+        self.pre_norm = nn.LayerNorm(d_model)
+        self.self_attn = Inner(d_model)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.drop_path = DropPath(drop_path_rate)
+
+    def forward(self, src):
+        src = src + self.drop_path(self.self_attn(self.pre_norm(src)))
+        out = self.norm1(src)
+        return out
+
+
+class Wrapper(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def run():
+    Wrapper(Attention(8))(torch.randn(2, 5, 8))
+    block = Wrapper(Attention(6, drop_path_rate=0.0))
+    block(torch.randn(1, 3, 6))
+    block.eval()
+    block(torch.randn(3, 2, 6))
+"""
+
+# CCT's tokenizer and PiT's layers: `nn.Sequential(*[block() for _ in range(n)])` of a count not known (0 gives the
+# input back): one block keeps the rank, so do two, so does any count.
+ALIKE_BLOCKS = HEADER + """\
+class Attention(nn.Module):
+    def __init__(self, dim, depth):
+        super().__init__()
+        self.blocks = nn.Sequential(*[nn.Sequential(nn.Conv2d(dim, dim, 3, padding=1), nn.BatchNorm2d(dim),
+                                                    nn.MaxPool2d(2)) for _ in range(depth)])
+        self.lin = nn.Sequential(*[nn.Linear(dim, dim) for _ in range(depth)])
+
+    def forward(self, x):
+        y = self.blocks(x)
+        z = self.lin(y.flatten(2).transpose(1, 2))
+        return y, z
+
+
+def run():
+    Attention(4, 0)(torch.randn(2, 4, 8, 8))
+    Attention(4, 2)(torch.randn(1, 4, 8, 8))
+    Attention(3, 1)(torch.randn(3, 3, 6, 4))
+"""
+
 # name -> (source, {name assigned in Attention.forward: its rank})
 CASES = {
     "corpus-forms": (CORPUS_FORMS, {"h": 3, "y": 3, "z": 3, "masked": 3, "s": 1}),
@@ -196,6 +368,10 @@ CASES = {
                                                                "out": 4}),
     "generator-of-unknown-items": (GENERATOR_ATTENTION, {"q": 4, "k": 4, "v": 4, "dots": 4, "out": 4}),
     "conv-stride-known-only-as-an-int": (STRIDED_CONV, {"q": 4, "p": 4}),
+    "sum-of-a-branch-count-known-by-name": (BRANCHES, {"h": 3, "y": 3, "z": 3, "m": 3, "w": 3}),
+    "hierarchy-of-one-of-a-few-modules": (HIERARCHY, {"s": 4, "y": 4, "d": 4}),
+    "rank-fixed-in-a-module-called": (ENCODER_LAYER, {"src": 3, "out": 3}),
+    "sequential-of-a-count-not-known": (ALIKE_BLOCKS, {"y": 4, "z": 3}),
 }
 
 
@@ -276,3 +452,76 @@ first = p(torch.randn(2, 4))[0]
     fact = analysis.facts.values.get(target)
     if isinstance(fact, TensorValue) and fact.shape is not None:
         assert fact.shape == tuple(scope["first"].shape)
+
+
+ONE_OF_A_FEW = """\
+import torch
+import torch.nn as nn
+
+
+class A(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        return self.lin(x)
+
+
+class M(nn.Module):
+    def __init__(self, d, flag):
+        super().__init__()
+        self.mix = A(d) if flag else nn.Linear(d, d)
+        self.norm = nn.BatchNorm2d(3) if flag else nn.Identity()
+
+    def forward(self, x):
+        b, *_ = x.shape
+        y = self.mix(x)
+        return y
+
+
+class N(nn.Module):
+    def __init__(self, d, flag):
+        super().__init__()
+        self.norm = nn.BatchNorm2d(3) if flag else nn.Identity()
+
+    def forward(self, x):
+        b, *_ = x.shape
+        y = self.norm(x)
+        return y
+
+
+class Wrapper(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def run():
+    Wrapper(M(3, False))(torch.randn(2, 3))
+    Wrapper(M(3, True))(torch.randn(2, 4, 3))
+    Wrapper(N(3, False))(torch.randn(2, 3))
+    Wrapper(N(3, True))(torch.randn(2, 3, 4, 4))
+"""
+
+
+def test_one_of_a_few_modules_rules_a_rank_out_only_where_every_option_raises(tmp_path):
+    """``self.norm = nn.BatchNorm2d(3) if flag else nn.Identity()``: a rank trial of ``x`` must not drop rank 2
+    because the BatchNorm2d option raises on it (the Identity does not); the same with a module of the file that
+    unpacks ``B, N, C = x.shape`` against an ``nn.Linear``. Run for real, no fact is wrong."""
+    path = tmp_path / "one_of_a_few.py"
+    path.write_text(ONE_OF_A_FEW, encoding="utf-8")
+    analysis = analyze(ONE_OF_A_FEW, str(path))
+    sites = find_sites(analysis.source.tree, analysis.facts.values)
+    recorder = Recorder(str(path), sites)
+    with imported(path) as module:
+        with recorder:
+            module.run()
+    checker = Checker(path.name)
+    checker.check(recorder.frames)
+    assert checker.counts["observations"] > 20
+    assert not checker.problems, "\n".join(map(str, checker.sorted_problems))

@@ -60,6 +60,53 @@ class Pool(nn.Module):
         b, n, d = y.shape
         return y
 """, "Pool", "y", 3, lambda: (torch.randn(2, 5, 6),), (6,)),
+    # PiT's Pool: `x[:, :1]` of a 1-d x has more indices than dims (IndexError whatever the sizes), and the
+    # pattern takes rank 3 only.
+    "index-then-pattern": ("""
+class Split(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.cls_ff = nn.Linear(dim, dim * 2)
+
+    def forward(self, x):
+        cls_token, tokens = x[:, :1], x[:, 1:]
+        cls_token = self.cls_ff(cls_token)
+        tokens = rearrange(tokens, 'b (h w) c -> b c h w', h=2)
+        return cls_token
+""", "Split", "cls_token", 3, lambda: (torch.randn(2, 5, 6),), (6,)),
+    # CCT's tokenizer: convs of a count not known (none, one or more keep the rank), then a pattern.
+    "alike-convs-then-pattern": ("""
+class Tokenizer(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.convs = nn.Sequential(*[nn.Conv2d(c, c, 3, padding=1) for _ in range(n)])
+
+    def forward(self, x):
+        t = rearrange(self.convs(x), 'b c h w -> b (h w) c')
+        return t
+""", "Tokenizer", "t", 3, lambda: (torch.randn(2, 3, 4, 4),), (3, 2)),
+    # CCT's encoder layer: the rank is fixed inside the module it calls (`B, N, C = x.shape` there).
+    "rank-fixed-in-a-called-module": ("""
+class Inner(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        return self.proj(x)
+
+
+class Layer(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.attn = Inner(dim)
+
+    def forward(self, src):
+        src = src + self.attn(self.norm(src))
+        return src
+""", "Layer", "src", 3, lambda: (torch.randn(2, 5, 6),), (6,)),
 }
 
 
@@ -94,6 +141,38 @@ def test_a_rank_fixed_by_the_body_is_claimed_and_true(case):
 
 
 NOT_PINNED = {
+    # The module called pins the rank on some of its paths only; and a module that is one of two (a Linear
+    # takes any rank) pins nothing.
+    "pin-in-a-called-module-after-an-early-return": """
+class Inner(nn.Module):
+    def __init__(self, flat):
+        super().__init__()
+        self.flat = flat
+
+    def forward(self, x):
+        if self.flat:
+            return x
+        B, N, C = x.shape
+        return x
+
+
+class Inner3(nn.Module):
+    def forward(self, x):
+        B, N, C = x.shape
+        return x
+
+
+class Outer(nn.Module):
+    def __init__(self, flat, dim):
+        super().__init__()
+        self.inner = Inner(flat)
+        self.either = Inner3() if flat else nn.Linear(dim, dim)
+
+    def forward(self, x):
+        y = x * 2
+        y = self.inner(y) + self.either(y)
+        return y
+""",
     # The pattern runs only when `flag` is false: with `flag`, any rank returns.
     "pin-after-an-early-return": """
 class Maybe(nn.Module):

@@ -32,7 +32,7 @@ from torchwise.analysis import dims, ops, ops_einops
 from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.layers import LAYERS
-from torchwise.analysis.scopes import ModuleIndex, Scope, ScopeKind
+from torchwise.analysis.scopes import BindingKind, ModuleIndex, Scope, ScopeKind
 from torchwise.analysis.values import (
     EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue,
     TensorValue, join, map_dims,
@@ -113,6 +113,7 @@ class ClassInfo:
     node: ast.ClassDef
     scope: Scope
     is_module: bool  # an nn.Module subclass
+    is_plain: bool = False  # a plain Python class (no base but object, nothing that changes how attributes work)
     attrs: dict = field(default_factory=dict)  # self.<name> facts set once, in __init__
     methods: dict = field(default_factory=dict)  # name -> its def
     method_infos: dict = field(default_factory=dict)  # name -> MethodInfo, for every method but __init__
@@ -207,6 +208,7 @@ class Inference:
         self._trial: Optional[list] = None
         self._maybe_depth = 0  # > 0 where the code runs on some paths only (a branch, a loop body, a handler)
         self._trials_left = _MAX_TRIALS
+        self._trial_calls = 0  # calls of the file's modules being run inside a rank trial (one level deep)
         self._forced = None  # a map(...) or generator that an unpacking runs to its end (every item)
         self._forced_count: Optional[int] = None  # ... into that many targets (None: a starred target)
         self._previous_statement: Optional[ast.stmt] = None  # the statement before the one run now, in its block
@@ -365,6 +367,8 @@ class Inference:
         # An nn.Module subclass, directly or through this file's own base classes (`class Block(MyModule)`).
         for info in self.classes.values():
             info.is_module = self._subclasses_module(info.node, module_scope, set())
+            info.is_plain = not info.is_module and info.dataclass_fields is None and _is_plain_class(info.node,
+                                                                                                      module_scope)
         # A module of this file built as another call's argument is called by code the call graph cannot follow
         # (`self.fn(x)`): the calls it sees are not all its calls, so its methods take no facts from them.
         for name in built_as_arguments & self.classes.keys():
@@ -388,6 +392,28 @@ class Inference:
         for node, (scope, counts) in self._self_stores.items():
             self._stores_within.setdefault(_top_level(scope), []).append((node, counts))
         self._setattr_within = {_top_level(scope) for _, scope in self.index.calls_by_name.get("setattr", ())}
+        # Attributes stored on something other than `self` (`m.scale = 2.5`, `self.attn.scale = s`): an instance's
+        # attribute of that name may change after __init__, from outside the class.
+        self._outside_stores = frozenset(attr for scope, base, attr in self.index.attribute_stores
+                                         if base != "self" and not self._not_an_instance(scope, base))
+
+    def _not_an_instance(self, scope: Scope, base: str) -> bool:
+        """A name that is never an instance of a class of this file: bound only to what a call of a name imported
+        makes (``C = CN()``; a class of another module does not build this file's)."""
+        owner = scope.owner_of(base) if base else None
+        bindings = owner.bindings.get(base, ()) if owner is not None else ()
+        if not bindings:
+            return False
+        for binding in bindings:
+            value = binding.value if binding.kind is BindingKind.ASSIGN else None
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+                return False
+            callee = owner.owner_of(value.func.id)
+            if callee is None or callee.parent is not None or value.func.id in self.classes \
+                    or value.func.id in self.functions or any(
+                    b.kind is not BindingKind.IMPORT for b in callee.bindings.get(value.func.id, ())):
+                return False
+        return True
 
     def _subclasses_module(self, node: ast.ClassDef, module_scope: Scope, seen: set) -> bool:
         for base in node.bases:
@@ -545,10 +571,11 @@ class Inference:
         if kind == "function":
             info = self.functions.get(key)
             return None if info is None else (info.analysed, info.summary if info.analysed else None)
-        if kind == "class":  # an nn.Module subclass (True), a @dataclass, or neither (False)
+        if kind == "class":  # an nn.Module subclass (True), a @dataclass, a plain class, or neither (False)
             info = self.classes.get(key)
             return None if info is None else (True if info.is_module else
-                                              "dataclass" if info.dataclass_fields is not None else False)
+                                              "dataclass" if info.dataclass_fields is not None else
+                                              "plain" if info.is_plain else False)
         if kind == "code":  # the def of a function ("f") or a method ("Class.method"): the very same node or not
             owner, _, method = key.partition(".")
             if method:
@@ -563,6 +590,8 @@ class Inference:
             fields = tuple((name, _dumped(default) if default is not None else None)
                            for name, default in info.dataclass_fields) if info.dataclass_fields is not None else None
             return _dumped(info.init.args) if info.init is not None else None, fields
+        if kind == "stored outside":  # an attribute of that name stored on something other than `self`
+            return key in self._outside_stores
         if kind == "attributes":  # what `__init__` sets on its instances
             info = self.classes.get(key)
             return None if info is None else info.attrs
@@ -588,7 +617,7 @@ class Inference:
     def _self_of(self, info: ClassInfo):
         """What ``self`` is in the class's own methods: the instance, when every construction is seen, all agree,
         and their arguments are concrete (no size known only by name: those stay the class's own symbols)."""
-        if info.constructed_unseen or not info.constructions or not info.is_module:
+        if info.constructed_unseen or not info.constructions or not (info.is_module or info.is_plain):
             return None
         first = info.constructions[0]
         if any(not _same(first, other) for other in info.constructions[1:]) or _mentions_symbols(first):
@@ -646,8 +675,8 @@ class Inference:
         counts = dict(self._self_stores.get(init, (None, {}))[1])
         for name in _registered(init):  # self.register_buffer("mask", m): set, as by `self.mask = m`
             counts[name] = counts.get(name, 0) + 1
-        return {name: value for name, value in (env.vars.get("<self>") or {}).items()
-                if counts.get(name) == 1 and name not in elsewhere}
+        return {name: _contents_forgotten(value) for name, value in (env.vars.get("<self>") or {}).items()
+                if counts.get(name) == 1 and name not in elsewhere and not self._read("stored outside", name)}
 
     def _built_attributes(self, info: ClassInfo, instance: InstanceValue) -> Optional[dict]:
         """What ``__init__`` sets when run with this instance's own arguments. A layer built from a setting the
@@ -809,7 +838,7 @@ class Inference:
                 env.vars[arg.arg] = TensorValue(shape=shape)
                 self._by_trial.add(id(env.vars[arg.arg]))
 
-    def _may_fix_a_rank(self, node, env: Env) -> bool:
+    def _may_fix_a_rank(self, node, env: Env, depth: int = 0) -> bool:
         """Whether the body itself holds something that admits one rank only (what a trial can decide on): an
         einops call, a shape unpacked into names, or a call of a layer of ``self`` that checks its input's rank
         (an einops layer, a conv, a pooling, a norm with a rank check, or a Sequential holding one). Most bodies
@@ -826,10 +855,22 @@ class Inference:
                 return True
             func = sub.func
             if isinstance(instance, InstanceValue) and isinstance(func, ast.Attribute) \
-                    and isinstance(func.value, ast.Name) and func.value.id == node.args.args[0].arg \
-                    and _checks_rank(self.instance_attribute(instance, func.attr)):
-                return True
+                    and isinstance(func.value, ast.Name) and func.value.id == node.args.args[0].arg:
+                attribute = self.instance_attribute(instance, func.attr)
+                if _checks_rank(attribute) or depth == 0 and isinstance(attribute, InstanceValue) \
+                        and self._forward_may_fix_a_rank(attribute):
+                    return True
         return False
+
+    def _forward_may_fix_a_rank(self, instance: InstanceValue) -> bool:
+        """A module of this file whose forward holds something a trial can decide on (a trial runs it)."""
+        info = self.classes.get(instance.class_name)
+        node = info.methods.get("forward") if info is not None and info.is_module else None
+        if node is None or not node.args.args:
+            return False
+        env = Env(self.index.scope_of_node[node], {node.args.args[0].arg: InstanceValue(instance.class_name)},
+                  instance.class_name)
+        return self._may_fix_a_rank(node, env, 1)
 
     def _raises_with(self, node, env: Env, name: str, rank: int) -> bool:
         """Whether the body, run with ``name`` a tensor of ``rank`` unknown sizes, certainly raises."""
@@ -1597,8 +1638,10 @@ class Inference:
         """The value of one call: the callee's body run with the arguments' facts (the callee's own names stay
         inside; nothing is recorded for hover), memoised, bounded, never recursive."""
         if call.starred or node in self._active or len(self._active) >= _MAX_CALL_DEPTH \
-                or self._trial is not None or not _specializable(node, scope):
-            return None  # (a rank trial runs one body, not its callees': cheap, and nothing it runs is kept)
+                or not _specializable(node, scope):
+            return None
+        if self._trial is not None:
+            return self._trial_call(node, scope, class_name, self_value, call)
         try:
             key = (node, self_value, tuple(call.args), tuple(sorted(call.kwargs.items())), self.grad_enabled,
                    self.default_float)
@@ -1623,6 +1666,30 @@ class Inference:
             self._active.pop()
         self._specialized[key] = result
         return self._per_call(result, call)
+
+    def _trial_call(self, node, scope: Scope, class_name, self_value, call):
+        """During a rank trial, a call of a module of this file with the tried tensor: its forward runs (one level
+        deep, nothing kept), so an op there that certainly raises on a path every call of it takes, on a path every
+        call of the trial takes, rules the rank out (``self.attn(self.norm(x))`` where the attention unpacks
+        ``B, N, C = x.shape``)."""
+        if self._maybe_depth or self._trial_calls >= 1 or not any(
+                isinstance(a, TensorValue) and a.shape is not None for a in (*call.args, *call.kwargs.values())):
+            return None
+        self._trial_calls += 1
+        saved_returns = self._returns
+        self._active.append(node)
+        grad = self.grad_enabled
+        try:
+            with self._specialization():
+                env = self._function_env(node, scope, class_name, self.default_float,
+                                         [(list(call.args), dict(call.kwargs))], self_value=self_value)
+                if grad is not True and self.grad_enabled is True:
+                    self.grad_enabled = grad
+                return self._exec_function_body(node, env)
+        finally:
+            self._active.pop()
+            self._returns = saved_returns
+            self._trial_calls -= 1
 
     def _per_call(self, result, call):
         """A size the callee made up (``x[x > 0]``) differs between calls: each call site gets its own symbols."""
@@ -1849,7 +1916,8 @@ class Inference:
             self.values[func] = attribute
             self._shape_by_pattern(None, attribute, call, env)
             return ops.call_value(self, attribute, call)
-        if name in ("to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"):
+        if name in ("to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_") \
+                and self._is_module_class(instance.class_name):
             return instance  # a module converts itself in place and returns itself
         return self.call_instance(instance, call, name)
 
@@ -1979,7 +2047,7 @@ class Inference:
                 return self._specialize(info.node, info.scope, None, None, call)
             kind = self._read("class", name)
             if kind is not None:
-                return self._instance(name, call) if kind in (True, "dataclass") else None
+                return self._instance(name, call) if kind in (True, "dataclass", "plain") else None
         callee = self._lookup(name, env)
         if callee is not None:
             self.values[call.node.func] = callee
@@ -2423,6 +2491,49 @@ def _specializable(node, scope: Scope) -> bool:
         if name not in _PLAIN_DECORATORS:
             return False
     return not _is_generator(node)
+
+
+_NOT_PLAIN_METHODS = frozenset({"__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__new__",
+                                "__call__", "__init_subclass__", "__class_getitem__", "__get__", "__set__",
+                                "__set_name__", "__slots__", "__dict__"})
+
+
+def _is_plain_class(node: ast.ClassDef, module_scope: Scope) -> bool:
+    """``class Agent:`` (or ``(object)``) with no metaclass, no decorator, no ``__slots__`` and no method that
+    changes how instances are made, called or read (``__getattr__``, ``__setattr__``, ``__new__``, ``__call__``...):
+    its instances are modelled as a module's are, without ``forward``."""
+    if node.decorator_list or node.keywords:
+        return False
+    for base in node.bases:
+        if not (isinstance(base, ast.Name) and base.id == "object" and module_scope.owner_of("object") is None):
+            return False
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.name in _NOT_PLAIN_METHODS:
+            return False
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
+            if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
+        if any(isinstance(n, ast.Name) and n.id in _NOT_PLAIN_METHODS for t in targets for n in ast.walk(t)):
+            return False
+    return True
+
+
+def _contents_forgotten(value):
+    """An attribute's value as every method sees it: a list's items or a dict's entries may change after
+    ``__init__`` (``policy.rewards.append(r)`` outside the class, ``del self.rewards[:]`` in another method, or
+    through an alias), so a list is a list of items not known, and a dict is not known; a tuple keeps its items,
+    each seen so in turn."""
+    if isinstance(value, SeqValue) and value.kind == "list":
+        return SeqValue("list")
+    if isinstance(value, MappingValue):
+        return None
+    if isinstance(value, SeqValue) and value.items is not None:
+        items = tuple(_contents_forgotten(i) for i in value.items)
+        return value if items == value.items else SeqValue(value.kind, items, fields=value.fields)
+    if isinstance(value, SeqValue) and value.element is not None:
+        element = _contents_forgotten(value.element)
+        return value if element == value.element else SeqValue(value.kind, element=element, length=value.length,
+                                                                fields=value.fields)
+    return value
 
 
 def _is_generator(node) -> bool:

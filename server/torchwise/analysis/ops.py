@@ -23,7 +23,7 @@ from torchwise.analysis.tensors import (  # noqa: F401  (the vocabulary, re-expo
 )
 from torchwise.analysis.values import (
     DeviceValue, DtypeValue, EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue,
-    ScalarValue, SeqValue, SymbolicValue, TensorValue, join,
+    ScalarValue, SeqValue, SumValue, SymbolicValue, TensorValue, join,
 )
 
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -265,7 +265,9 @@ def index_tensor(inf, node: ast.Subscript, tensor: TensorValue):
         return None
     try:
         shape = shapes.index(tensor.shape, items)
-    except shapes.ShapeError:
+    except shapes.ShapeError as error:
+        if "indices" in error.data:  # `x[:, :1]` of a 1-d x: more indices than dims, whatever the sizes
+            certainly_raises(inf)
         return None
     if shape is None:
         return None
@@ -288,6 +290,8 @@ def binary(inf, node, op, left, right):
     name = _ARITHMETIC.get(type(op))
     if name is None:
         return None
+    if isinstance(left, SumValue) or isinstance(right, SumValue):
+        return _sum_either(inf, node, op, left, right)
     if isinstance(left, TensorValue) or isinstance(right, TensorValue):
         if isinstance(left, NdarrayValue) or isinstance(right, NdarrayValue):
             return None
@@ -297,6 +301,8 @@ def binary(inf, node, op, left, right):
         return elementwise(inf, [left, right], name)
     if isinstance(left, NdarrayValue) or isinstance(right, NdarrayValue):
         return ndarray_binary(left, right)
+    if name == "mul" and (isinstance(left, SeqValue) or isinstance(right, SeqValue)):
+        return _repeated(left, right)
     if isinstance(left, SymbolicValue) or isinstance(right, SymbolicValue):
         return symbolic_arithmetic(name, left, right)
     if isinstance(left, ScalarValue) and isinstance(right, ScalarValue):
@@ -306,26 +312,25 @@ def binary(inf, node, op, left, right):
         if left.items is not None and right.items is not None:
             return SeqValue(left.kind, left.items + right.items)
         return SeqValue(left.kind)
-    if name == "mul" and isinstance(right, SeqValue) and isinstance(left, ScalarValue):
-        left, right = right, left  # `3 * [x]`
-    if name == "mul" and isinstance(left, SeqValue) and left.kind in ("list", "tuple") \
-            and isinstance(right, ScalarValue) and right.kind in ("int", "bool"):
-        return _repeated(left, right.value)
     return None
 
 
-_MAX_REPEATED_ITEMS = 64
-
-
-def _repeated(seq: SeqValue, count):
-    """``[1.0] * T``: the items ``count`` times over (one element of a known length, when they are many)."""
-    times = max(int(count), 0) if isinstance(count, (int, bool)) else None
-    if seq.items is not None and times is not None and len(seq.items) * times <= _MAX_REPEATED_ITEMS:
-        return SeqValue(seq.kind, tuple(seq.items) * times)
-    if seq.items == ():
-        return SeqValue(seq.kind, ())
-    length = len(seq.items) * times if seq.items is not None and times is not None else None
-    return SeqValue(seq.kind, element=seq.each, length=length)
+def _repeated(left, right):
+    """``(1,) * (x.ndim - 1)`` / ``[None] * n``: the items over again, ``n`` times (none for ``n <= 0``); for an
+    int not known, a sequence of those items of a length not known."""
+    seq, times = (left, right) if isinstance(left, SeqValue) else (right, left)
+    if not isinstance(seq, SeqValue) or seq.kind not in ("list", "tuple") or seq.items is None \
+            or not isinstance(times, ScalarValue) or times.kind not in ("int", "bool"):
+        return None
+    count = times.value
+    if type(count) is bool:
+        count = int(count)
+    if type(count) is int:
+        length = len(seq.items) * max(count, 0)
+        if length > 64:  # ([0] * 1000): what every item is, and how many
+            return SeqValue(seq.kind, element=seq.each, length=length)
+        return SeqValue(seq.kind, seq.items * max(count, 0))
+    return SeqValue(seq.kind, element=seq.each) if seq.items else SeqValue(seq.kind, ())
 
 
 def scalar_binary(name, left: ScalarValue, right: ScalarValue):
@@ -415,7 +420,7 @@ def inplace_binary(inf, stmt, current: TensorValue, operand_value):
     name = _ARITHMETIC.get(type(stmt.op))
     if name is None:
         return None
-    unknown = operand_value is None or isinstance(operand_value, SymbolicValue)
+    unknown = operand_value is None or isinstance(operand_value, (SymbolicValue, SumValue))
     fits = inplace_fits(inf, current, ScalarValue("bool") if unknown else operand_value, name)
     if fits is False:
         return None  # PyTorch raises: a leaf that requires grad, expanded memory, a result that cannot be cast back
@@ -533,7 +538,8 @@ def call_method(inf, name: str, receiver, call: Call):
             return ops_nn.call_module(inf, receiver, call)
         child = receiver.child(name) if receiver.kind == "ModuleDict" else None
         return call_value(inf, child, call) if child is not None else None
-    if isinstance(receiver, InstanceValue) and name in ("to", "cuda", "cpu", "train", "eval"):
+    if isinstance(receiver, InstanceValue) and name in ("to", "cuda", "cpu", "train", "eval") \
+            and inf._is_module_class(receiver.class_name):
         return receiver
     if isinstance(receiver, SeqValue) and name in ("index", "count"):
         return ScalarValue("int")
@@ -548,7 +554,13 @@ def call_value(inf, callee, call: Call):
     if isinstance(callee, LambdaValue):
         return inf.call_lambda(callee, call)
     if isinstance(callee, EitherValue):  # one of these modules: what their calls agree on
-        results = [call_value(inf, option, call) for option in callee.options]
+        # Each option as a branch of its own: one that certainly raises is not the one a call that returns ran
+        # (all raising, the call does); an error in one rules no rank out of a trial while another runs.
+        runs = [inf._branch(lambda option=option: call_value(inf, option, call)) for option in callee.options]
+        if all(raised for _, raised in runs):
+            inf.certainly_raises()
+            return None
+        results = [result for result, raised in runs if not raised]
         result = results[0]
         for other in results[1:]:
             result = join(result, other)
@@ -569,6 +581,34 @@ def _same_rank(call: Call, results: list, joined: TensorValue) -> TensorValue:
         same = all(d == column[0] for d in column)
         dims_out.append(column[0] if same else Sym.var(f"n#{abs(hash((id(call.node), position))) % 10 ** 12}"))
     return joined.with_(shape=tuple(dims_out))
+
+
+def _summed(inf, items):
+    total = ScalarValue("int", 0)
+    for item in items:
+        total = elementwise(inf, [total, item], "add")
+        if total is None:
+            return None
+    return total
+
+
+def _sum_either(inf, node, op, left, right):
+    """Arithmetic with a :class:`SumValue`: the op on ``0`` and on the total; where both give tensors, what they
+    agree on (``sum(branches) + x``: ``x`` with no branch, ``total + x`` with some)."""
+    if isinstance(left, SumValue) and isinstance(right, SumValue):
+        return None
+    results = []
+    with inf._on_some_paths():  # (one of the two may raise: it is then not the one that runs)
+        for zero in (True, False):
+            operands = [(ScalarValue("int", 0) if zero else v.total) if isinstance(v, SumValue) else v
+                        for v in (left, right)]
+            results.append(binary(inf, node, op, *operands))
+    if not all(isinstance(r, TensorValue) for r in results):
+        return None
+    joined = join(*results)
+    if joined.shape is None and node is not None:  # one rank, sizes differing: a size of this line's own
+        joined = _same_rank(Call(node, [], {}, False, None), results, joined)
+    return joined
 
 
 def call_builtin(inf, name: str, call: Call):
@@ -600,14 +640,16 @@ def call_builtin(inf, name: str, call: Call):
         # two of them tell what any more make; an empty list would give 0, so its length must be known)
         alike = isinstance(arg.length, int) and arg.length >= 1 and arg.element is not None
         items = arg.items if arg.items is not None else (arg.element,) * min(arg.length, 2) if alike else ()
+        if not items and arg.items is None and arg.length is None and isinstance(arg.element, TensorValue):
+            # A count not known: 0 for none, else what one item gives and what two give agree on (any more add
+            # nothing new), worked out on some paths only (an error there is not certain).
+            with inf._on_some_paths():
+                one, two = (_summed(inf, (arg.element,) * n) for n in (1, 2))
+            total = join(one, two)
+            return SumValue(total) if isinstance(total, TensorValue) else None
         if not items or not all(isinstance(i, TensorValue) for i in items):
             return None
-        total = ScalarValue("int", 0)
-        for item in items:
-            total = elementwise(inf, [total, item], "add")
-            if total is None:
-                return None
-        return total
+        return _summed(inf, items)
     if name in ("max", "min", "sum", "abs", "round") and all(isinstance(a, ScalarValue) for a in call.args) \
             and call.args:
         kinds = {a.kind for a in call.args}

@@ -33,7 +33,7 @@ from torchwise.analysis.tensors import (
     output_strides, result_grad, same_device, size_of,
 )
 from torchwise.analysis.values import (
-    DeviceValue, DtypeValue, InstanceValue, MappingValue, ModuleValue, ScalarValue, SeqValue, SymbolicValue,
+    DeviceValue, DtypeValue, EitherValue, InstanceValue, MappingValue, ModuleValue, ScalarValue, SeqValue, SymbolicValue,
     TensorValue, join,
 )
 
@@ -100,6 +100,10 @@ def _window_settings(value, rank: int) -> tuple:
     (``stride=(2 if downsample else 1)``) is ``None`` in each dim: the output has its rank all the same, with
     window counts of their own."""
     if isinstance(value, ScalarValue) and value.kind == "int" and value.value is None:
+        return (None,) * rank
+    if isinstance(value, SymbolicValue):
+        # A value known only by its name (`padding=padding`: an int, a tuple of ints or, for a conv's padding,
+        # "same" / "valid"): where the layer works at all the output has its rank, window counts of its own.
         return (None,) * rank
     return _sizes(value, rank)
 
@@ -1156,7 +1160,9 @@ def layer(inf, kind: str, call: Call):
 
 
 def _is_module(value) -> bool:
-    return isinstance(value, (ModuleValue, InstanceValue))
+    """A module, or one of a few (``Aggregate(d) if not last else nn.Identity()``: each call runs every option)."""
+    return isinstance(value, (ModuleValue, InstanceValue)) or isinstance(value, EitherValue) and all(
+        isinstance(o, (ModuleValue, InstanceValue)) for o in value.options)
 
 
 def _container(kind: str, call: Call) -> ModuleValue:
@@ -1313,15 +1319,50 @@ def _sequential(inf, module: ModuleValue, call: Call):
     x = call.get(0, "input")
     if not isinstance(x, TensorValue) or call.starred or len(call.args) != 1 or call.kwargs:
         return None
+    if module.children is None and module.element is not None:
+        return _sequential_of_alike(inf, module.element, x, call)
     if not module.children:
         return None  # unknown contents; an empty Sequential returns its input, rarely meant
     for child in module.children:
-        step = Call(call.node, [x], {}, False, call.env)
-        x = call_module(inf, child, step) if isinstance(child, ModuleValue) else \
-            inf.call_instance(child, step) if isinstance(child, InstanceValue) else None
+        x = _child_called(inf, child, x, call)
         if x is None:
             return None
     return x
+
+
+def _child_called(inf, child, x, call: Call):
+    step = Call(call.node, [x], {}, False, call.env)
+    if isinstance(child, EitherValue):
+        from torchwise.analysis.ops import call_value  # (ops builds on this module)
+        return call_value(inf, child, step)
+    return call_module(inf, child, step) if isinstance(child, ModuleValue) else \
+        inf.call_instance(child, step) if isinstance(child, InstanceValue) else None
+
+
+def _sequential_of_alike(inf, element, x: TensorValue, call: Call):
+    """``nn.Sequential(*[block(...) for ...])`` of a count not known, every sub-module alike: none (the input
+    itself), one or more. When one gives a tensor of the input's rank, and two give it again, any count does (the
+    same sub-module on a tensor of that rank); what they agree on, each size that differs one of this call's own.
+    Worked out on some paths only: an error there is not certain (there may be no sub-module)."""
+    if x.shape is None:
+        return None
+    # (In a rank trial, a sub-module that certainly raises leaves none of them as the only way on.)
+    one, raised = inf._branch(lambda: _child_called(inf, element, x, call))
+    if raised:
+        return x
+    two, raised = inf._branch(lambda: _child_called(inf, element, one, call)) if isinstance(one, TensorValue) \
+        else (None, False)
+    results = [x, one] if raised else [x, one, two]
+    if not all(isinstance(r, TensorValue) and r.shape is not None and len(r.shape) == len(x.shape)
+               for r in results):
+        return None
+    joined = x
+    for other in results[1:]:
+        joined = join(joined, other)
+    if joined.shape is None:
+        from torchwise.analysis.ops import _same_rank  # (ops builds on this module)
+        joined = _same_rank(call, results, joined)
+    return joined
 
 
 def _forward_names(module: ModuleValue, spec: layers.Layer, call: Call) -> dict:

@@ -396,8 +396,8 @@ class _Part:
 
     def _visit_Attribute(self, node: ast.Attribute, scope: Scope) -> None:
         value = node.value
-        if node.ctx.__class__ is ast.Store and value.__class__ is ast.Name:
-            self.attribute_stores.append((scope, value.id, node.attr))
+        if node.ctx.__class__ is ast.Store:  # (a base other than a name, `self.attn.scale = ...`: "")
+            self.attribute_stores.append((scope, value.id if value.__class__ is ast.Name else "", node.attr))
         self._visit(value, scope)
 
     def _visit_Call(self, node: ast.Call, scope: Scope) -> None:

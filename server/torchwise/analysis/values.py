@@ -159,6 +159,15 @@ class EitherValue:
 
 
 @dataclass(frozen=True)
+class SumValue:
+    """The builtin ``sum`` of alike tensors whose count is not known (``sum([fn(x) for fn in self.fns])`` over a
+    ``ModuleList`` of ``n`` branches): ``0`` when there are none, else ``total`` (``0 + t1 + ... + tn``). Nothing
+    reads it but arithmetic, which works out both (``sum(...) + x`` is ``x`` or ``total + x``: what they agree on)."""
+
+    total: Any  # a TensorValue
+
+
+@dataclass(frozen=True)
 class MappingValue:
     """``dict(a=x, b=y)`` or ``{"a": x}`` with string keys."""
 
@@ -204,8 +213,18 @@ def join(a, b):
         return SeqValue(a.kind, element=_join_elements(a, b), length=a.length if a.length == b.length else None)
     if isinstance(a, ModuleValue) and a.kind == b.kind and a.params == b.params and a.config == b.config \
             and a.kind in ("Sequential", "ModuleList"):
+        if a.children is not None and b.children is not None and len(a.children) == len(b.children) \
+                and a.children and a.names == b.names:
+            # Two containers of as many sub-modules (`ModuleList([Transformer(d), Aggregate(d)])` built per
+            # iteration): one of them, so sub-module by sub-module.
+            children = tuple(join(x, y) for x, y in zip(a.children, b.children))
+            if all(c is not None for c in children):
+                return ModuleValue(a.kind, a.params, a.config, children, a.names, None)
         # A list built by appending in a loop: what every sub-module is, the empty list adding nothing.
         return ModuleValue(a.kind, a.params, a.config, None, (), _join_elements(a, b))
+    if isinstance(a, SumValue):
+        total = join(a.total, b.total)
+        return SumValue(total) if isinstance(total, TensorValue) else None
     if isinstance(a, DeviceValue):
         return DeviceValue()
     if isinstance(a, DtypeValue):
@@ -258,6 +277,8 @@ def map_dims(value, f):
         return LambdaValue(value.node, tuple((k, map_dims(v, f)) for k, v in value.captured))
     if isinstance(value, EitherValue):
         return EitherValue(tuple(map_dims(o, f) for o in value.options))
+    if isinstance(value, SumValue):
+        return SumValue(map_dims(value.total, f))
     return value
 
 
