@@ -7,7 +7,8 @@ setting that outlives the run. ``torch.os.system`` or ``numpy.ndarray.tofile`` a
 because they look dangerous: they are refused because nobody put them here.
 
 The torch names come from the op table (``analysis/optable.py``: every op the facts engine knows,
-each checked against real torch), plus the factories and a few pure functions setup code uses.
+each checked against real torch), plus the factories, the layers the facts engine knows (their
+constructors only make parameters) and a few pure functions setup code uses.
 """
 
 from __future__ import annotations
@@ -100,8 +101,16 @@ def _op_table_functions() -> set:
             | {f"torch.nn.functional.{name}" for name in _op_table("functional")})
 
 
+def _layers() -> set:
+    """``torch.nn.Linear(8, 16)``, ``torch.nn.Sequential(...)``: the layers the facts engine knows; building one only
+    makes its parameters (what a benchmarked loop like ``out[i] = model(x[i])`` calls)."""
+    from torchwise.analysis.layers import CONTAINERS, LAYERS
+
+    return {f"torch.nn.{kind}" for kind in set(LAYERS) | (CONTAINERS - {"ModuleDict"})}
+
+
 FUNCTIONS = frozenset(
-    _op_table_functions() | _names("torch", _TORCH_FACTORIES) | _names("torch", _TORCH_FUNCTIONS)
+    _layers() | _op_table_functions() | _names("torch", _TORCH_FACTORIES) | _names("torch", _TORCH_FUNCTIONS)
     | _names("torch.nn.functional", _FUNCTIONAL) | _names("torch.nn.init", _INIT) | _names("torch.linalg", _LINALG)
     | _names("torch.fft", _FFT)
     | _names("torch.special", _SPECIAL) | _names("numpy", _NUMPY_FUNCTIONS) | _names("math", _MATH))
