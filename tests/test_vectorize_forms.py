@@ -493,6 +493,33 @@ def test_grid_reductions_of_two_walks(r):
     counted("grid reductions of two walks", program(lines), tolerance=1e-4)
 
 
+BATCH_OF_ONE = [
+    "F.interpolate({b}, size=(4, 6), mode='bilinear', align_corners=False)", "F.interpolate({b}, scale_factor=2)",
+    "F.max_pool2d({b}, 2)", "F.avg_pool2d({b}, kernel_size=3, stride=1, padding=1)", "F.adaptive_avg_pool2d({b}, 1)",
+    "F.pad({b}, (1, 2, 0, 1))", "F.conv2d({b}, w, padding=1)", "F.layer_norm({b}, (5, 5))", "conv({b})",
+    "F.pixel_shuffle(F.pad({b}, (0, 1, 0, 1))[:, :2].repeat(1, 2, 1, 1), 2)",
+]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_batches_of_one(r):
+    """``F.interpolate(img[None], ...)[0]`` of each image: the op treats the samples of a batch apart, so it is the
+    op on the whole batch (``F.interpolate(x, ...)``)."""
+    n = r.choice([1, 3])
+    dtype = r.choice(["torch.float32", "torch.float64"])
+    made = r.choice(["img[None]", "img.unsqueeze(0)", "img[None, ...]"])
+    op = r.choice(BATCH_OF_ONE).format(b=made)
+    lines = [seed(r), "import torch.nn as nn", "import torch.nn.functional as F", f"x = {laid_out(r, (n, 2, 5, 5), dtype)}",
+             f"w = torch.randn(3, 2, 3, 3, dtype={dtype})", "conv = nn.Conv2d(2, 3, 3).to(x.dtype)"]
+    if r.random() < 0.5:
+        lines += [f"out = torch.stack([{op}[0] for img in x])"]
+    else:
+        lines += ["res = []", "for i in range(len(x)):", "    img = x[i]", f"    res.append({op}[0])",
+                  "out = torch.stack(res)"]
+    counted("batches of one (op(img[None])[0])", program(lines), tolerance=1e-4)
+
+
 def _with_params(r: random.Random, lines: list, params: dict) -> list:
     """The inputs at module level, or passed to a function holding the loop."""
     if r.random() < 0.5:
@@ -888,6 +915,11 @@ NEAR_MISSES = [
     # a logger's `log` (not torch's) is an effect per element
     ["class Logger:", "    def log(self, v):", "        print(v)", "        return v", "logger = Logger()",
      "x = torch.randn(4)", "out = torch.zeros(4)", "for i in range(4):", "    out[i] = logger.log(x[i])"],
+    # a batch of one through an op that mixes the samples of a batch (batch statistics) or draws random numbers
+    ["import torch.nn.functional as F", "x = torch.randn(4, 3, 5)",
+     "out = torch.stack([F.batch_norm(s[None], None, None, training=True)[0] for s in x])"],
+    ["import torch.nn.functional as F", "x = torch.randn(4, 3, 5)",
+     "out = torch.stack([F.dropout(s[None], 0.5)[0] for s in x])"],
     # pairs whose tensors differ in shape, a list changed before the loop, the label (a Python int) of each pair
     ["batch = [(torch.randn(3), 0), (torch.randn(4), 1)]", "out = torch.zeros(2, 3)", "for i in range(2):",
      "    out[i] = batch[i][0]"],
