@@ -510,12 +510,13 @@ def test_batches_of_one(r):
     dtype = r.choice(["torch.float32", "torch.float64"])
     made = r.choice(["img[None]", "img.unsqueeze(0)", "img[None, ...]"])
     op = r.choice(BATCH_OF_ONE).format(b=made)
+    out_of = r.choice(["[0]", ".squeeze(0)"])
     lines = [seed(r), "import torch.nn as nn", "import torch.nn.functional as F", f"x = {laid_out(r, (n, 2, 5, 5), dtype)}",
              f"w = torch.randn(3, 2, 3, 3, dtype={dtype})", "conv = nn.Conv2d(2, 3, 3).to(x.dtype)"]
     if r.random() < 0.5:
-        lines += [f"out = torch.stack([{op}[0] for img in x])"]
+        lines += [f"out = torch.stack([{op}{out_of} for img in x])"]
     else:
-        lines += ["res = []", "for i in range(len(x)):", "    img = x[i]", f"    res.append({op}[0])",
+        lines += ["res = []", "for i in range(len(x)):", "    img = x[i]", f"    res.append({op}{out_of})",
                   "out = torch.stack(res)"]
     counted("batches of one (op(img[None])[0])", program(lines), tolerance=1e-4)
 

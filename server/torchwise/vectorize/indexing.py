@@ -117,9 +117,10 @@ class Indexing:
 
     def index_batched(self, node: ast.Subscript) -> Vec:
         """``row[0]``, ``v[:, 1]``, ``pair[1]`` of a batched value: the index moves past the loop dims."""
-        batch_of_one = self.batch_of_one(node)
-        if batch_of_one is not None:
-            return batch_of_one
+        if isinstance(node.slice, ast.Constant) and node.slice.value == 0 and type(node.slice.value) is int:
+            batch_of_one = self.batch_of_one(node, node.value)
+            if batch_of_one is not None:
+                return batch_of_one
         value = self(node.value)
         parts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         if value.parts is not None:
@@ -612,15 +613,14 @@ class Indexing:
             raise Refuse("a list walked only in part")
         return self.element_leaf(k, element)
 
-    def batch_of_one(self, node: ast.Subscript) -> Optional[Vec]:
-        """``F.interpolate(img[None], size=s)[0]``, ``conv(img.unsqueeze(0))[0]``: each sample made a batch of one,
-        through an op that treats the samples of a batch apart (``SAMPLE_WISE``), then taken out again: the op on
-        the whole batch. The engine's facts of one sample's result and of the batch's must agree."""
+    def batch_of_one(self, node: ast.expr, call: ast.expr) -> Optional[Vec]:
+        """``F.interpolate(img[None], size=s)[0]``, ``conv(img.unsqueeze(0)).squeeze(0)``: each sample made a batch of
+        one, through an op that treats the samples of a batch apart (``SAMPLE_WISE``), then taken out again (``node``
+        of ``call``): the op on the whole batch. The engine's facts of one sample's result and of the batch's must
+        agree."""
         from torchwise.vectorize.calling import per_sample_layer
 
-        call = node.value
-        if not (isinstance(call, ast.Call) and isinstance(node.slice, ast.Constant) and node.slice.value == 0
-                and type(node.slice.value) is int and call.args and not isinstance(call.args[0], ast.Starred)):
+        if not (isinstance(call, ast.Call) and call.args and not isinstance(call.args[0], ast.Starred)):
             return None
         qualname = self.scope.qualname(call.func)
         module = self.ctx.value(call.func) if qualname is None else None
