@@ -521,6 +521,21 @@ def test_batches_of_one(r):
     counted("batches of one (op(img[None])[0])", program(lines), tolerance=1e-4)
 
 
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_conditions_of_some_loops(r):
+    """``if j > i: m[h, i, j] = -inf`` in three nested loops: a condition of some loops only, one number stored:
+    the mask broadcasts over the other loops' dims (``masked_fill_``), as it lines up from the right."""
+    a, b, c = r.choice([1, 2, 3]), r.choice([1, 4]), r.choice([1, 4, 5])
+    cond = r.choice(["j > i", "j <= i", "i == j", "j < 2", "i + j > 3", "h > 0", "h == i", "h + j < 4"])
+    value = r.choice(["float('-inf')", "0.0", "1", "-2.5"])
+    dtype = r.choice(FLOATS)
+    lines = [seed(r), f"attn = {laid_out(r, (a, b, c), dtype)}", r.choice(["m = attn.clone()", "m = attn"]),
+             f"for h in range({a}):", f"    for i in range({b}):", f"        for j in range({c}):",
+             f"            if {cond}:", f"                m[h, i, j] = {value}"]
+    counted("conditions of some loops (masked_fill_)", program(lines))
+
+
 def _with_params(r: random.Random, lines: list, params: dict) -> list:
     """The inputs at module level, or passed to a function holding the loop."""
     if r.random() < 0.5:

@@ -418,7 +418,11 @@ class Emitter:
             raise Refuse("internal: no walk")
         if write.cond is not None:
             cond = write.cond
-            if cond.batch_dims != len(self.levels):
+            one_number = value.is_tensor and value.rank == 0 or isinstance(value.elem, ScalarValue)
+            # (one number under a condition of the inner loops only, `if j > i: m[h, i, j] = -inf`: the mask
+            # broadcasts over the outer loops' dims, as `masked_fill_` lines it up from the right)
+            if cond.batch_dims != len(self.levels) and not (one_number and (cond.is_tensor or cond.python)
+                                                            and 0 < cond.batch_dims < len(self.levels)):
                 raise Refuse("a condition that does not cover every loop dim")
             walk_dims = _walk_result_dims(plan["items"], [w[1] for w in plan["walks"]])
             order = [w[0] for w in sorted(plan["walks"], key=lambda w: w[1])]
@@ -426,9 +430,11 @@ class Emitter:
                 raise Refuse("a conditional store whose loop dims are out of order")
             line = f"{view}[{cond.text}] = {value.text}" if sel else f"{write.target}[{cond.text}] = {value.text}"
             slot = len(target.shape) - len(self.levels)
-            if value.is_tensor and value.rank == 0 or isinstance(value.elem, ScalarValue):
+            if cond.batch_dims != len(self.levels) and not one_number:
+                raise Refuse("a condition that does not cover every loop dim")
+            if one_number:
                 # one number into the chosen slots: `masked_fill_` (the mask broadcast over each slot's dims)
-                spread = ", ".join([":"] * len(self.levels) + ["None"] * slot)
+                spread = ", ".join([":"] * cond.batch_dims + ["None"] * slot)
                 mask = cond.text if slot == 0 else f"{cond.atom()}[{spread}]"
                 line = f"{view if sel else write.target}.masked_fill_({mask}, {value.text})"
                 line = self._triangle_alone(write, target, plan, cond, value) or line
