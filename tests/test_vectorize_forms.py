@@ -536,6 +536,23 @@ def test_conditions_of_some_loops(r):
     counted("conditions of some loops (masked_fill_)", program(lines))
 
 
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_rows_of_indices(r):
+    """``mask[i, scores[i].topk(k).indices] = True``: one number into the slots a row of indices picks, in each row
+    (negative indices wrap, repeated ones get the same number)."""
+    n, m = r.choice([0, 1, 4]), r.choice([3, 5])
+    index = r.choice(["scores[i].topk(2).indices", "scores[i].argsort()[:2]", "idx[i]", "idx[i, :1]",
+                      "torch.argsort(scores[i], descending=True)[:3]"])
+    value = r.choice(["True", "1", "-1.5", "0"]) 
+    dtype = r.choice(["torch.bool", "torch.float32", "torch.int64"]) if value in ("True", "1", "0") else "torch.float32"
+    lines = [seed(r), f"scores = {tensor(r, (n, m), 'torch.float32')}",
+             f"idx = torch.randint(-{m}, {m}, ({n}, 3))",
+             r.choice([f"mask = torch.zeros({n}, {m}, dtype={dtype})", f"mask = torch.zeros_like(scores, dtype={dtype})"]),
+             "for i in range(scores.shape[0]):", f"    mask[i, {index}] = {value}"]
+    counted("rows of indices (mask[i, idx[i]] = c)", program(lines))
+
+
 def _with_params(r: random.Random, lines: list, params: dict) -> list:
     """The inputs at module level, or passed to a function holding the loop."""
     if r.random() < 0.5:
