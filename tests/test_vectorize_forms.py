@@ -493,6 +493,66 @@ def test_grid_reductions_of_two_walks(r):
     counted("grid reductions of two walks", program(lines), tolerance=1e-4)
 
 
+BATCH_OF_ONE = [
+    "F.interpolate({b}, size=(4, 6), mode='bilinear', align_corners=False)", "F.interpolate({b}, scale_factor=2)",
+    "F.max_pool2d({b}, 2)", "F.avg_pool2d({b}, kernel_size=3, stride=1, padding=1)", "F.adaptive_avg_pool2d({b}, 1)",
+    "F.pad({b}, (1, 2, 0, 1))", "F.conv2d({b}, w, padding=1)", "F.layer_norm({b}, (5, 5))", "conv({b})",
+    "F.pixel_shuffle(F.pad({b}, (0, 1, 0, 1))[:, :2].repeat(1, 2, 1, 1), 2)",
+]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_batches_of_one(r):
+    """``F.interpolate(img[None], ...)[0]`` of each image: the op treats the samples of a batch apart, so it is the
+    op on the whole batch (``F.interpolate(x, ...)``)."""
+    n = r.choice([1, 3])
+    dtype = r.choice(["torch.float32", "torch.float64"])
+    made = r.choice(["img[None]", "img.unsqueeze(0)", "img[None, ...]"])
+    op = r.choice(BATCH_OF_ONE).format(b=made)
+    out_of = r.choice(["[0]", ".squeeze(0)"])
+    lines = [seed(r), "import torch.nn as nn", "import torch.nn.functional as F", f"x = {laid_out(r, (n, 2, 5, 5), dtype)}",
+             f"w = torch.randn(3, 2, 3, 3, dtype={dtype})", "conv = nn.Conv2d(2, 3, 3).to(x.dtype)"]
+    if r.random() < 0.5:
+        lines += [f"out = torch.stack([{op}{out_of} for img in x])"]
+    else:
+        lines += ["res = []", "for i in range(len(x)):", "    img = x[i]", f"    res.append({op}{out_of})",
+                  "out = torch.stack(res)"]
+    counted("batches of one (op(img[None])[0])", program(lines), tolerance=1e-4)
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_conditions_of_some_loops(r):
+    """``if j > i: m[h, i, j] = -inf`` in three nested loops: a condition of some loops only, one number stored:
+    the mask broadcasts over the other loops' dims (``masked_fill_``), as it lines up from the right."""
+    a, b, c = r.choice([1, 2, 3]), r.choice([1, 4]), r.choice([1, 4, 5])
+    cond = r.choice(["j > i", "j <= i", "i == j", "j < 2", "i + j > 3", "h > 0", "h == i", "h + j < 4"])
+    value = r.choice(["float('-inf')", "0.0", "1", "-2.5"])
+    dtype = r.choice(FLOATS)
+    lines = [seed(r), f"attn = {laid_out(r, (a, b, c), dtype)}", r.choice(["m = attn.clone()", "m = attn"]),
+             f"for h in range({a}):", f"    for i in range({b}):", f"        for j in range({c}):",
+             f"            if {cond}:", f"                m[h, i, j] = {value}"]
+    counted("conditions of some loops (masked_fill_)", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_rows_of_indices(r):
+    """``mask[i, scores[i].topk(k).indices] = True``: one number into the slots a row of indices picks, in each row
+    (negative indices wrap, repeated ones get the same number)."""
+    n, m = r.choice([0, 1, 4]), r.choice([3, 5])
+    index = r.choice(["scores[i].topk(2).indices", "scores[i].argsort()[:2]", "idx[i]", "idx[i, :1]",
+                      "torch.argsort(scores[i], descending=True)[:3]"])
+    value = r.choice(["True", "1", "-1.5", "0"]) 
+    dtype = r.choice(["torch.bool", "torch.float32", "torch.int64"]) if value in ("True", "1", "0") else "torch.float32"
+    lines = [seed(r), f"scores = {tensor(r, (n, m), 'torch.float32')}",
+             f"idx = torch.randint(-{m}, {m}, ({n}, 3))",
+             r.choice([f"mask = torch.zeros({n}, {m}, dtype={dtype})", f"mask = torch.zeros_like(scores, dtype={dtype})"]),
+             "for i in range(scores.shape[0]):", f"    mask[i, {index}] = {value}"]
+    counted("rows of indices (mask[i, idx[i]] = c)", program(lines))
+
+
 def _with_params(r: random.Random, lines: list, params: dict) -> list:
     """The inputs at module level, or passed to a function holding the loop."""
     if r.random() < 0.5:
@@ -888,6 +948,11 @@ NEAR_MISSES = [
     # a logger's `log` (not torch's) is an effect per element
     ["class Logger:", "    def log(self, v):", "        print(v)", "        return v", "logger = Logger()",
      "x = torch.randn(4)", "out = torch.zeros(4)", "for i in range(4):", "    out[i] = logger.log(x[i])"],
+    # a batch of one through an op that mixes the samples of a batch (batch statistics) or draws random numbers
+    ["import torch.nn.functional as F", "x = torch.randn(4, 3, 5)",
+     "out = torch.stack([F.batch_norm(s[None], None, None, training=True)[0] for s in x])"],
+    ["import torch.nn.functional as F", "x = torch.randn(4, 3, 5)",
+     "out = torch.stack([F.dropout(s[None], 0.5)[0] for s in x])"],
     # pairs whose tensors differ in shape, a list changed before the loop, the label (a Python int) of each pair
     ["batch = [(torch.randn(3), 0), (torch.randn(4), 1)]", "out = torch.zeros(2, 3)", "for i in range(2):",
      "    out[i] = batch[i][0]"],

@@ -8,7 +8,9 @@ The rules TW401-TW407 (``rules/loops.py``) only ask :func:`loops.match_loop` and
 - ``body``: the statement translator; classifies each write (store, append, accumulation,
   scatter, scan) and keeps temporaries, ``if``/``elif`` and ``continue`` as batched values.
 - ``batch`` with its mixins ``indexing`` (slices, shifts, columns, diagonals, gathers,
-  ragged reads) and ``calling`` (ops batched by the op table's rule, contractions, vmap):
+  ragged reads, a sample made a batch of one through a sample-wise op: ``F.interpolate(img[None])[0]``)
+  and ``calling`` (ops batched by the op table's rule, contractions, vmap, layers that treat each
+  sample on its own: ``model(x[i])`` -> ``model(x)``):
   one per-element expression to one whole-tensor :class:`vec.Vec`, with its dtype/shape proof.
 - ``oracle``: asks the facts engine what an op gives, on one element and on the whole tensor.
 - ``emit``: writes to rewrite lines and the finding's message.

@@ -225,6 +225,11 @@ class Calling:
 
     def method_call(self, node: ast.Call) -> Vec:
         name = node.func.attr
+        if name == "squeeze" and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Constant) \
+                and node.args[0].value == 0 and type(node.args[0].value) is int:
+            batch_of_one = self.batch_of_one(node, node.func.value)  # `F.interpolate(img[None], ...).squeeze(0)`
+            if batch_of_one is not None:
+                return batch_of_one
         if name in ("item",) and not node.args and not node.keywords:
             return self.to_python(self(node.func.value), "item")
         if name == "tolist" and not node.args:

@@ -418,7 +418,11 @@ class Emitter:
             raise Refuse("internal: no walk")
         if write.cond is not None:
             cond = write.cond
-            if cond.batch_dims != len(self.levels):
+            one_number = value.is_tensor and value.rank == 0 or isinstance(value.elem, ScalarValue)
+            # (one number under a condition of the inner loops only, `if j > i: m[h, i, j] = -inf`: the mask
+            # broadcasts over the outer loops' dims, as `masked_fill_` lines it up from the right)
+            if cond.batch_dims != len(self.levels) and not (one_number and (cond.is_tensor or cond.python)
+                                                            and 0 < cond.batch_dims < len(self.levels)):
                 raise Refuse("a condition that does not cover every loop dim")
             walk_dims = _walk_result_dims(plan["items"], [w[1] for w in plan["walks"]])
             order = [w[0] for w in sorted(plan["walks"], key=lambda w: w[1])]
@@ -426,9 +430,11 @@ class Emitter:
                 raise Refuse("a conditional store whose loop dims are out of order")
             line = f"{view}[{cond.text}] = {value.text}" if sel else f"{write.target}[{cond.text}] = {value.text}"
             slot = len(target.shape) - len(self.levels)
-            if value.is_tensor and value.rank == 0 or isinstance(value.elem, ScalarValue):
+            if cond.batch_dims != len(self.levels) and not one_number:
+                raise Refuse("a condition that does not cover every loop dim")
+            if one_number:
                 # one number into the chosen slots: `masked_fill_` (the mask broadcast over each slot's dims)
-                spread = ", ".join([":"] * len(self.levels) + ["None"] * slot)
+                spread = ", ".join([":"] * cond.batch_dims + ["None"] * slot)
                 mask = cond.text if slot == 0 else f"{cond.atom()}[{spread}]"
                 line = f"{view if sel else write.target}.masked_fill_({mask}, {value.text})"
                 line = self._triangle_alone(write, target, plan, cond, value) or line
@@ -564,6 +570,11 @@ class Emitter:
             raise Refuse("two elements may write the same slot, and the loop keeps the last")
         if plan["ragged"] is not None:
             raise Refuse("a gathered store into a ragged slice")
+        rows = self._rows_of_indices(write, plan)
+        if rows is not None:
+            self.lines.append(rows)
+            self.summary.append(rows)
+            return
         texts = _index_texts(b, plan, walks, "store")
         if any(t is None for t in texts):
             raise Refuse("a store index not understood")
@@ -584,6 +595,32 @@ class Emitter:
         line = f"{write.target}[{', '.join(texts)}] = {self._same_dtype(value, target, write.target)}"
         self.lines.append(line)
         self.summary.append(line)
+
+    def _rows_of_indices(self, write: Store, plan: dict) -> Optional[str]:
+        """``mask[i, scores[i].topk(k).indices] = True``: one number into several slots of each row, picked by a
+        row of indices: one advanced-index write with the row numbers as a column (``arange(n)[:, None]``).
+        Negative indices wrap as in the loop; a slot picked twice gets the same number."""
+        walks, gathers, value = plan["walks"], plan["gathers"], write.value
+        if len(walks) != 1 or len(gathers) != 1 or len(plan["items"]) != 2 or value.batched \
+                or write.cond is not None:
+            return None
+        (k, dim, c1, c0, position), (g_position, index, g_dim) = walks[0], gathers[0]
+        if (position, dim, g_position, g_dim, k) != (0, 0, 1, 1, 0) or index.deps != frozenset({0}) \
+                or not (index.is_tensor and index.rank == 1 and index.batch_dims == 1 and index.dtype is not None
+                        and index.dtype in (DType.int64, DType.int32)):
+            return None
+        target = self.ctx.value(_base_of(write.node))
+        if not (value.is_tensor and value.rank == 0 or isinstance(value.elem, ScalarValue)) \
+                or not _fits(value, target):
+            return None
+        alloc = proof.binding_before(self.ctx, self.loop, write.target)
+        if alloc is None or not self._fresh_allocation(alloc.value):
+            self._in_place_allowed(write)
+        elif self._alloc_is_empty(alloc):
+            self._uninitialized_ok(write)
+        self._device_check(write, target)
+        rows = self.batcher._walk_indices(("walk", k, c1, c0))
+        return f"{write.target}[{wrap(rows, precedence_of(rows), ATOM)}[:, None], {index.text}] = {value.text}"
 
     def _store_ragged(self, write: Store, target: TensorValue, plan: dict) -> None:
         """``mask[b, :n[b]] = True`` / ``x[b, n[b]:] = 0``: the slots of each row up to (from) its own bound, as one

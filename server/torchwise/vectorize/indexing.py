@@ -117,6 +117,10 @@ class Indexing:
 
     def index_batched(self, node: ast.Subscript) -> Vec:
         """``row[0]``, ``v[:, 1]``, ``pair[1]`` of a batched value: the index moves past the loop dims."""
+        if isinstance(node.slice, ast.Constant) and node.slice.value == 0 and type(node.slice.value) is int:
+            batch_of_one = self.batch_of_one(node, node.value)
+            if batch_of_one is not None:
+                return batch_of_one
         value = self(node.value)
         parts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         if value.parts is not None:
@@ -609,6 +613,46 @@ class Indexing:
             raise Refuse("a list walked only in part")
         return self.element_leaf(k, element)
 
+    def batch_of_one(self, node: ast.expr, call: ast.expr) -> Optional[Vec]:
+        """``F.interpolate(img[None], size=s)[0]``, ``conv(img.unsqueeze(0)).squeeze(0)``: each sample made a batch of
+        one, through an op that treats the samples of a batch apart (``SAMPLE_WISE``), then taken out again (``node``
+        of ``call``): the op on the whole batch. The engine's facts of one sample's result and of the batch's must
+        agree."""
+        from torchwise.vectorize.calling import per_sample_layer
+
+        if not (isinstance(call, ast.Call) and call.args and not isinstance(call.args[0], ast.Starred)):
+            return None
+        qualname = self.scope.qualname(call.func)
+        module = self.ctx.value(call.func) if qualname is None else None
+        if qualname not in SAMPLE_WISE and not per_sample_layer(module):
+            return None
+        sample = _one_of_batch(call.args[0])
+        rest = call.args[1:] + [k.value for k in call.keywords]
+        if sample is None or any(k.arg is None for k in call.keywords) or any(self.mentions_loop(a) for a in rest):
+            return None
+        for arg in rest:
+            self.check_pure(arg)
+        value = self(sample)
+        if not (value.is_tensor and value.batched and value.batch_dims == 1 and not value.lost
+                and value.whole is not None and self.depth == 1):
+            return None
+        elem = self.ctx.value(node)
+        values = [value.whole] + [self.ctx.value(a) for a in call.args[1:]]
+        if module is not None:
+            whole = self.oracle.module(call, module, values) if len(call.args) == 1 and not call.keywords else None
+        else:
+            whole = self.oracle.function(call, qualname, values, {k.arg: self.ctx.value(k.value) for k in call.keywords})
+        count = self.levels[0].count
+        if not (_shaped(elem) and isinstance(whole, TensorValue) and whole.shape is not None
+                and len(whole.shape) == len(elem.shape) + 1 and _certain(dims.dim_eq(whole.shape[0], count))
+                and all(_certain(dims.dim_eq(a, b)) for a, b in zip(whole.shape[1:], elem.shape))
+                and whole.dtype == elem.dtype and elem.dtype is not None):
+            raise Refuse(f"what `{self.src(call.func)}` gives on the whole batch is not known to be its samples' results")
+        others = [self.src(a) for a in call.args[1:]] + [f"{k.arg}={self.src(k.value)}" for k in call.keywords]
+        text = f"{wrap(self.src(call.func), ATOM, ATOM)}({', '.join([value.text] + others)})"
+        self.grad |= elem.requires_grad is not False
+        return Vec(text, ATOM, elem.with_(memory=None), whole.with_(memory=None), value.deps, fresh=True)
+
     def written_slot(self, name: str, parts: list, read: bool = False) -> None:
         """A store into ``name`` at the slot ``parts``: every read of ``name`` in this iteration was of this slot."""
         key = _slot_key(parts)
@@ -644,3 +688,27 @@ def _subscripted(text: str, items: list) -> str:
         if len(items) > len(first) and all(item == ":" for item in items[:len(first)]):
             return f"{placed.group(1)}[{', '.join(first + list(items[len(first):]))}]"
     return f"{text}[{', '.join(items)}]"
+
+
+# torch.nn.functional ops that treat the samples of a batch apart (no batch statistics, no randomness): on a batch
+# of one sample, then taken out (`[0]`), they are the op on the stacked samples.
+SAMPLE_WISE = frozenset(f"torch.nn.functional.{name}" for name in (
+    "interpolate", "upsample", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "pad", "layer_norm", "group_norm", "pixel_shuffle",
+    "pixel_unshuffle", "unfold", "fold"))
+
+
+def _one_of_batch(node: ast.expr) -> Optional[ast.expr]:
+    """``x`` of ``x[None]`` / ``x[None, ...]`` / ``x.unsqueeze(0)``: one sample made a batch of one."""
+    if isinstance(node, ast.Subscript):
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if isinstance(parts[0], ast.Constant) and parts[0].value is None and \
+                all(isinstance(p, ast.Constant) and p.value is Ellipsis for p in parts[1:]) and len(parts) <= 2:
+            return node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "unsqueeze" \
+            and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Constant) \
+            and node.args[0].value == 0 and type(node.args[0].value) is int:
+        return node.func.value
+    return None
