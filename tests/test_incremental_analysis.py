@@ -239,3 +239,12 @@ def test_a_module_name_bound_otherwise_drops_only_the_units_that_mention_it():
     incremental = analyze(edited, "f.py", previous=first)
     assert {unit.name for unit in incremental.facts._reused_units} == {"g"}
     assert observed(incremental) == observed(analyze(edited, "f.py"))
+
+
+def test_module_names_used_as_ints_hold_after_an_edit_elsewhere():
+    # Each top-level statement's int uses are kept between analyses; the module's were filed under the tree they were
+    # found in, so a reused statement's were lost: `n` was no longer an int after an edit of `f` (found by helper-21).
+    text = "import torch\n\nn = unknown_fn()\nx = torch.zeros(n, 3)\ny = x.view(n * 3)\n\ndef f():\n    return 1\n"
+    first = analyze(text, "m.py")
+    changed = text.replace("return 1", "return 2")
+    assert observed(analyze(changed, "m.py", previous=first)) == observed(analyze(changed, "m.py"))
