@@ -1132,6 +1132,9 @@ HALF_KNOWN_FLAGGED = [
       "for i, c in enumerate(caps):", "    end = lengths[i]", "    out[i, :end] = c[:end]"], "may differ in shape"),
     ([_UNKNOWN, "lps = [torch.randn(1) for _ in range(3)]", "loss = []", "for lp, r in zip(lps, rets):",
       "    loss.append(-lp * r)", "loss = torch.cat(loss).sum()"], "`zip` of tensors with `rets`"),
+    # a mean per class: each class's mask keeps its own number of rows
+    (["feats = torch.randn(20, 4)", "labels = torch.randint(0, 3, (20,))", "means = torch.zeros(3, 4)",
+      "for c in range(3):", "    means[c] = feats[labels == c].mean(0)"], "a boolean mask per element"),
 ]
 HALF_KNOWN_SILENT = [
     [_RAGGED, "out = []", "for c in caps:", "    out.append(c * torch.rand(1))"],  # a draw per item

@@ -531,6 +531,10 @@ class Indexing:
                     if gathered.python:
                         if not isinstance(gathered.elem, ScalarValue) or gathered.elem.kind != "int":
                             raise Refuse("a gather index that is not an int")
+                    elif gathered.is_tensor and gathered.dtype is DType.bool and gathered.rank > 0:
+                        # `feats[labels == c].mean(0)`: each mask keeps its own number of rows
+                        raise Refuse("a boolean mask per element keeps a different number of rows each time "
+                                     "(a ragged selection)")
                     elif not (gathered.is_tensor and gathered.rank == 0 and gathered.dtype is not None
                               and is_integral(gathered.dtype) and gathered.dtype not in (DType.uint8,)):
                         raise Refuse("a gather index that is not one integer per element")
