@@ -22,7 +22,7 @@ from torchwise.vectorize.expr import ATOM, COMPARE, TERM, Inherent, Refuse, wrap
 from torchwise.vectorize.vec import (
     Vec, _ALL_DIMS_RENAMED, _ONE_DIM_ONLY, _PURE_BUILTINS, _PURE_FACTORIES, _PURE_METHODS, _RANDOM, _UNKNOWN,
     _certain, _compare_node, _dims_facts, _dims_value, _effective_rank, _either, _flag, _index, _int, _known, _matmul_node,
-    _mul_node, _reduce_facts, _reduced_count, _same_promotion, _transposed, _unmoved, _unplaced,
+    _mul_node, _reduce_facts, _reduced_count, _same_promotion, _transposed, _unmoved, _unplaced, stacks_samples,
 )
 
 if TYPE_CHECKING:
@@ -142,10 +142,7 @@ class Calling:
         elem = self.ctx.value(node)
         whole = self.oracle.module(node, module, [arg.whole])
         count = self.levels[0].count
-        if not (_known(elem) and isinstance(whole, TensorValue) and whole.shape is not None
-                and len(whole.shape) == len(elem.shape) + 1 and _certain(dims.dim_eq(whole.shape[0], count))
-                and all(_certain(dims.dim_eq(a, b)) for a, b in zip(whole.shape[1:], elem.shape))
-                and whole.dtype == elem.dtype):
+        if not (_known(elem) and stacks_samples(whole, elem, count)):
             raise Refuse(f"what `{name}` gives on the whole batch is not known to be its samples' results")
         self.grad |= elem.requires_grad is not False
         return Vec(f"{wrap(name, ATOM, ATOM)}({arg.text})", ATOM, elem.with_(memory=None), whole.with_(memory=None),

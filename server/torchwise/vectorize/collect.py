@@ -30,10 +30,9 @@ _BUILTINS = frozenset({"float", "int", "abs"})
 
 def unknown_items_reason(ctx, scope, loop: ast.For) -> Optional[str]:
     """The reason to flag ``loop`` (a per-item loop over unknown items whose results are joined), or None."""
-    targets = _target_names(loop.target)
-    walked = _walked(loop.iter)
-    if targets is None or not walked or any(not (_known(ctx.value(w)) or _unknown(ctx.value(w))) for w in walked):
-        return None  # known not to be tensors (sub-modules, numbers), or tensors of shapes that differ
+    targets, walked = _walks(ctx, loop.target, loop.iter)
+    if walked is None:
+        return None
     lists = _collected(loop.body, targets, scope)
     if not lists or not any(_pointwise(_append_value(stmt), scope) for stmt in loop.body
                             if isinstance(stmt, ast.Expr) and _append_of(stmt.value) is not None):
@@ -54,13 +53,23 @@ def unknown_items_reason_of_join(ctx, scope, call: ast.Call) -> Optional[str]:
             or comprehension.generators[0].is_async:
         return None
     generator = comprehension.generators[0]
-    targets, walked = _target_names(generator.target), _walked(generator.iter)
-    if targets is None or not walked or any(not (_known(ctx.value(w)) or _unknown(ctx.value(w))) for w in walked):
+    targets, walked = _walks(ctx, generator.target, generator.iter)
+    if walked is None:
         return None
     if not _op_of(comprehension.elt, targets) or not _tensor_ops_only(comprehension.elt, scope, set()) \
             or not _pointwise(comprehension.elt, scope):
         return None
     return _reason(ctx, walked)
+
+
+def _walks(ctx, target: ast.expr, iterable: ast.expr) -> tuple:
+    """The names a loop (or comprehension) binds and the parts it walks, each either known alike or wholly
+    unknown; (None, None) when not (sub-modules and numbers are known not to be tensors, and tensors of shapes
+    that differ cannot be joined)."""
+    targets, walked = _target_names(target), _walked(iterable)
+    if targets is None or not walked or any(not (_known(ctx.value(w)) or _unknown(ctx.value(w))) for w in walked):
+        return None, None
+    return targets, walked
 
 
 def _reason(ctx, walked: list) -> Optional[str]:

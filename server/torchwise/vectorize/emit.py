@@ -584,12 +584,7 @@ class Emitter:
             raise Refuse("a store whose gathered index comes after a slice")
         if write.cond is not None:
             raise Refuse("a conditional gathered store")
-        alloc = proof.binding_before(self.ctx, self.loop, write.target)
-        if alloc is None or not self._fresh_allocation(alloc.value):
-            self._in_place_allowed(write)
-        elif self._alloc_is_empty(alloc):
-            self._uninitialized_ok(write)
-        self._device_check(write, target)
+        self._write_checks(write, target)
         if not _fits(value, target):
             raise Doubt(f"the values do not fit `{write.target}`'s dtype")
         line = f"{write.target}[{', '.join(texts)}] = {self._same_dtype(value, target, write.target)}"
@@ -613,12 +608,7 @@ class Emitter:
         if not (value.is_tensor and value.rank == 0 or isinstance(value.elem, ScalarValue)) \
                 or not _fits(value, target):
             return None
-        alloc = proof.binding_before(self.ctx, self.loop, write.target)
-        if alloc is None or not self._fresh_allocation(alloc.value):
-            self._in_place_allowed(write)
-        elif self._alloc_is_empty(alloc):
-            self._uninitialized_ok(write)
-        self._device_check(write, target)
+        self._write_checks(write, target)
         rows = self.batcher._walk_indices(("walk", k, c1, c0))
         return f"{write.target}[{wrap(rows, precedence_of(rows), ATOM)}[:, None], {index.text}] = {value.text}"
 
@@ -650,7 +640,6 @@ class Emitter:
         size_text = f"{write.target}.shape[1]"  # the row length, as the program sizes it
         torch = self.torch()
         positions = f"{torch}.arange({size_text})"
-        bounds = f"{bound.atom()}[:, None]"
         # Python slices count a negative bound from the end (bounds known >= 0 need no wrap)
         exact = f"{bound.text}[:, None]" if self._nonnegative(bound.text) else \
             f"{torch}.where({bound.text} < 0, {bound.atom()} + {size_text}, {bound.text})[:, None]"
@@ -662,15 +651,10 @@ class Emitter:
             self.lines.append(fresh)
             self.summary.append(fresh)
             return
-        if alloc is None or not self._fresh_allocation(alloc.value):
-            self._in_place_allowed(write)
-        elif self._alloc_is_empty(alloc):
-            self._uninitialized_ok(write)
-        self._device_check(write, target)
+        self._write_checks(write, target)
         if not _fits(value, target):
             raise Doubt(f"the values do not fit `{write.target}`'s dtype")
         line = f"{write.target}[{mask}] = {self._same_dtype(value, target, write.target)}"
-        _ = bounds
         self.lines.append(line)
         self.summary.append(line)
 
@@ -706,6 +690,17 @@ class Emitter:
         level = self.levels[k]
         return (c1, c0) == (1, 0) and level.step == 1 and _certain(dims.dim_eq(level.start, 0)) \
             and _certain(dims.dim_eq(level.count, target.shape[0]))
+
+    def _write_checks(self, write, target: TensorValue) -> None:
+        """What one write into ``target`` needs: a target not freshly allocated right before the loop shares no
+        memory with what the loop reads; an uninitialized one is wholly written before it is read; and the
+        values are on its device."""
+        alloc = proof.binding_before(self.ctx, self.loop, write.target)
+        if alloc is None or not self._fresh_allocation(alloc.value):
+            self._in_place_allowed(write)
+        elif self._alloc_is_empty(alloc):
+            self._uninitialized_ok(write)
+        self._device_check(write, target)
 
     def _in_place_allowed(self, write) -> None:
         """Writing into a tensor while the loop reads others: none of them may share its memory. Certain when

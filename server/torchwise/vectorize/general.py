@@ -329,13 +329,7 @@ class GeneralMatcher:
             raise Doubt(f"`{out}` is used between its allocation and the loop")
 
     def deletable(self, init) -> Optional[ast.stmt]:
-        if init is None or not rewrite.stands_alone(self.source, init):
-            return None
-        name = init.targets[0].id
-        if (proof.captured(self.scope_node, name) or proof.declared_shared(self.scope, name)) \
-                and not proof.adjacent(self.ctx, init, self.loop):
-            return None
-        return init
+        return proof.deletable(self.ctx, self.scope_node, self.scope, self.loop, init)
 
     def new_row_major(self, vec: Vec) -> Vec:
         """``vec`` as new memory laid out row-major, as the loop's result is: a copy where it is the data itself,

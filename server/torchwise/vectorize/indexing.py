@@ -20,7 +20,7 @@ from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue
 from torchwise.vectorize.expr import ATOM, TERM, Inherent, Refuse, wrap
 from torchwise.vectorize.vec import (
     Vec, _SymSlice, _UNKNOWN, _certain, _dims_value, _drop, _index, _int, _row, _shaped, _slot_key,
-    flatten_subscript,
+    flatten_subscript, stacks_samples,
 )
 
 
@@ -647,10 +647,7 @@ class Indexing:
         else:
             whole = self.oracle.function(call, qualname, values, {k.arg: self.ctx.value(k.value) for k in call.keywords})
         count = self.levels[0].count
-        if not (_shaped(elem) and isinstance(whole, TensorValue) and whole.shape is not None
-                and len(whole.shape) == len(elem.shape) + 1 and _certain(dims.dim_eq(whole.shape[0], count))
-                and all(_certain(dims.dim_eq(a, b)) for a, b in zip(whole.shape[1:], elem.shape))
-                and whole.dtype == elem.dtype and elem.dtype is not None):
+        if not stacks_samples(whole, elem, count):
             raise Refuse(f"what `{self.src(call.func)}` gives on the whole batch is not known to be its samples' results")
         others = [self.src(a) for a in call.args[1:]] + [f"{k.arg}={self.src(k.value)}" for k in call.keywords]
         text = f"{wrap(self.src(call.func), ATOM, ATOM)}({', '.join([value.text] + others)})"

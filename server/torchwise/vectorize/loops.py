@@ -201,16 +201,8 @@ class _LoopMatcher(_Base):
                 if proof.read_outside(self.scope_node, self.loop, name):
                     raise Doubt(f"`{name}` is read after the loop")
 
-    def deletable(self, init: Optional[ast.stmt]) -> Optional[ast.stmt]:
-        """``init`` when deleting it cannot be seen: it has its lines to itself, and no other code
-        (a function called in between) can read the name before the loop sets it."""
-        if init is None or not rewrite.stands_alone(self.source, init):
-            return None
-        name = init.targets[0].id
-        if (proof.captured(self.scope_node, name) or proof.declared_shared(self.scope, name)) \
-                and not proof.adjacent(self.ctx, init, self.loop):
-            return None
-        return init
+    def deletable(self, init) -> Optional[ast.stmt]:
+        return proof.deletable(self.ctx, self.scope_node, self.scope, self.loop, init)
 
     def needs_iterations(self, space: Level, kind: str, what: str) -> None:
         if kind != "list" and not proof.certainly_positive(space.count):

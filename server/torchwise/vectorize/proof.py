@@ -165,6 +165,19 @@ def declared_shared(scope, name: str) -> bool:
     return name in scope.global_names or name in scope.nonlocal_names
 
 
+def deletable(ctx, scope_node: ast.AST, scope, loop: ast.For, init: Optional[ast.stmt]) -> Optional[ast.stmt]:
+    """``init`` (a name's binding before ``loop``) when deleting it cannot be seen: it has its lines to itself, and
+    no other code (a function called in between) can read the name before the loop sets it."""
+    from torchwise.vectorize import rewrite
+
+    if init is None or not rewrite.stands_alone(ctx.source, init):
+        return None
+    name = init.targets[0].id
+    if (captured(scope_node, name) or declared_shared(scope, name)) and not adjacent(ctx, init, loop):
+        return None
+    return init
+
+
 def read_outside(scope_node: ast.AST, loop: ast.For, name: str) -> bool:
     """``name`` (a loop variable) may be read somewhere its value after ``loop`` could reach.
 

@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-from torchwise.analysis import layout, shapes
+from torchwise.analysis import dims, layout, shapes
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue
 from torchwise.vectorize.expr import ARITH, ATOM, BAND, BOR, BXOR, POWER, TERM, Refuse, row_ordered, wrap
@@ -132,6 +132,14 @@ def _known(value: TensorValue) -> bool:
 def _shaped(value) -> bool:
     """A tensor whose shape is known (its dtype and device may not be: a parameter known only by rank)."""
     return isinstance(value, TensorValue) and value.shape is not None
+
+
+def stacks_samples(whole, elem, count) -> bool:
+    """``whole`` (an op's facts on the batch) is certainly ``count`` results ``elem`` (its facts on one sample)
+    stacked: one more dim in front, ``count`` long, the others and the dtype the sample's."""
+    return _shaped(whole) and _shaped(elem) and elem.dtype is not None and whole.dtype == elem.dtype \
+        and len(whole.shape) == len(elem.shape) + 1 and _certain(dims.dim_eq(whole.shape[0], count)) \
+        and all(_certain(dims.dim_eq(a, b)) for a, b in zip(whole.shape[1:], elem.shape))
 
 
 # -- helpers -----------------------------------------------------------------------------------------------
