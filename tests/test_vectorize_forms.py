@@ -192,7 +192,11 @@ def test_in_place_arithmetic(r):
              f"scale = {tensor(r, (c,), r.choice(FLOATS))}"]
     value = r.choice(["(img[k] - mean[k]) / std[k]", "img[k] * 2 + mean[k]", "(img[k] - scale[k]) * 0.5",
                       "img[k] / img[k].abs().max()", "(img[k] + 1) * std[k] - mean[k]"])
-    lines += ["for k in range(img.shape[0]):", f"    img[k] = {value}"]
+    # temporaries read from the slot: a later step of an in-place chain must not read what an earlier one changed
+    body = r.choice([[f"img[k] = {value}"], ["lo = img[k].min()", "hi = img[k].max()", "img[k] = (img[k] - lo) / (hi - lo)"],
+                     ["m = img[k].mean()", "img[k] = (img[k] - m) * 2"],
+                     ["s = img[k].abs().sum()", "img[k] = (img[k] + 1) / (s + 1)"]])
+    lines += ["for k in range(img.shape[0]):"] + ["    " + line for line in body]
     counted("in-place arithmetic", program(lines))
 
 

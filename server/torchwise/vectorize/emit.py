@@ -402,6 +402,8 @@ class Emitter:
                 text = operand.text
             else:
                 return None
+            if texts and _reads_name(text, write.target):
+                return None  # a later step's operand would read the target the earlier steps changed
             texts.append(f".{method}({text})")
         return "".join(texts)
 
@@ -1182,6 +1184,14 @@ class Emitter:
 
 # -- helpers ---------------------------------------------------------------------------------------------------
 _IN_PLACE = {ast.Add: "add_", ast.Sub: "sub_", ast.Mult: "mul_", ast.Div: "div_"}
+
+
+def _reads_name(text: str, name: str) -> bool:
+    """The emitted expression ``text`` reads ``name`` (temporaries the batcher inlined are in it)."""
+    try:
+        return proof.mentions(ast.parse(text, mode="eval"), name)
+    except SyntaxError:
+        return True
 
 
 def _diagonal_of(text: str) -> Optional[str]:
