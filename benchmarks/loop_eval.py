@@ -96,7 +96,7 @@ def parse_case(path: Path) -> Case:
     case = Case(name=path.stem, kind=meta.get("kind", ""), family=meta.get("family", ""), program=program,
                 expected=expected, results=meta.get("results", "").split(), origin=meta.get("origin", ""),
                 tags=meta.get("tags", "").split(), why=meta.get("why", ""), note=meta.get("note", ""),
-                path=str(path.relative_to(ROOT)))
+                path=str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path))
     if case.kind not in KINDS:
         raise ValueError(f"{path.name}: kind must be one of {KINDS}, not {case.kind!r}")
     if not case.family:
@@ -108,8 +108,8 @@ def parse_case(path: Path) -> Case:
     return case
 
 
-def load_cases(pattern: str = "*") -> list[Case]:
-    cases = [parse_case(p) for p in sorted(CASES_DIR.glob("*.py"))]
+def load_cases(pattern: str = "*", folder: Path = CASES_DIR) -> list[Case]:
+    cases = [parse_case(p) for p in sorted(folder.glob("*.py"))]
     return [c for c in cases if fnmatch.fnmatch(c.name, pattern)]
 
 
@@ -767,6 +767,8 @@ def print_census(result: dict) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--case", default="*", help="a case name or a glob")
+    parser.add_argument("--cases", type=Path, default=CASES_DIR, metavar="DIR",
+                        help="a folder of cases in the same form (default: the development set)")
     parser.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-': stdout)")
     parser.add_argument("--no-speed", action="store_true", help="skip the timings")
     parser.add_argument("--min-run-time", type=float, default=0.2, help="seconds per timing (default 0.2)")
@@ -783,7 +785,7 @@ def main(argv=None) -> int:
             _write_json(args.json, result)
         return 1 if result["crashes"] else 0
 
-    cases = load_cases(args.case)
+    cases = load_cases(args.case, args.cases)
     if not cases:
         print(f"no case matches {args.case!r}", file=sys.stderr)
         return 2

@@ -200,6 +200,28 @@ def test_in_place_arithmetic(r):
     counted("in-place arithmetic", program(lines))
 
 
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_in_place_updates_per_slot(r):
+    """``Z[i] += w[i]`` (one number per row, lined up with the rows, not the columns), ``X[:, j] *= w[j]`` (the walked
+    dim last: the numbers broadcast from the right), ``/=``, square targets where a wrong alignment would not raise."""
+    n, d = r.choice([0, 1, 3]), r.choice([1, 3])
+    dtype = r.choice(FLOATS + ["torch.int64"])
+    square = r.random() < 0.5
+    m = n if square else d
+    lines = [seed(r), f"X = {tensor(r, (n, m), dtype)}", f"w = {tensor(r, (max(n, m),), r.choice(FLOATS))}.abs() + 0.5",
+             f"v = {tensor(r, (max(n, m),), dtype)}"]
+    if r.random() < 0.5:  # a zeros allocation right before: the update cannot replace it unless it has its shape
+        lines.append(f"X = torch.zeros({n}, {m}, dtype={dtype})")
+    op = r.choice(["+=", "-=", "*=", "/="])
+    value = r.choice(["w[{k}]", "v[{k}]", "v[{k}] * 2", "w[{k}] + 1"])
+    if r.random() < 0.5:
+        lines += [f"for i in range({n}):", f"    X[i] {op} {value.format(k='i')}"]
+    else:
+        lines += [f"for j in range({m}):", f"    X[:, j] {op} {value.format(k='j')}"]
+    counted("in-place updates per slot", program(lines))
+
+
 # -- index forms -------------------------------------------------------------------------------------------------------
 @MANY
 @given(st.randoms(use_true_random=False))
@@ -207,7 +229,7 @@ def test_shifted_and_strided(r):
     n = r.choice([0, 1, 2, 6, 9])
     dtype = r.choice(FLOATS + INTS)
     lines = [seed(r), f"x = {laid_out(r, (n,), dtype)}", f"y = {tensor(r, (n,), r.choice(FLOATS))}"]
-    form = r.randrange(5)
+    form = r.randrange(6)
     if form == 0:
         lines += ["d = torch.empty(len(x) - 1)" if n else "d = torch.empty(0)", "for i in range(len(x) - 1):",
                   f"    d[i] = {r.choice(['x[i + 1] - x[i]', 'x[i + 1] * y[i]', '(x[i] + x[i + 1]) / 2'])}"]
@@ -233,7 +255,7 @@ def test_columns_and_diagonals(r):
     n, m = r.choice([0, 1, 4]), r.choice([1, 3])
     dtype = r.choice(FLOATS)
     lines = [seed(r), f"X = {laid_out(r, (n, m), dtype)}"]
-    form = r.randrange(5)
+    form = r.randrange(6)
     if form == 0:
         lines += ["stats = torch.zeros(X.shape[1])", "for j in range(X.shape[1]):",
                   "    stats[j] = " + r.choice(['X[:, j].mean()', 'X[:, j].abs().max()', 'X[:, j].sum() * 2',
@@ -656,7 +678,7 @@ def test_contractions(r):
     dtype = r.choice(FLOATS)
     lines = [seed(r), f"A = {laid_out(r, (n, k), dtype)}", f"B = {laid_out(r, (k, m), dtype)}",
              f"X = {tensor(r, (n, k), dtype)}", f"u = {tensor(r, (k,), dtype)}", f"v = {tensor(r, (k,), dtype)}"]
-    form = r.randrange(5)
+    form = r.randrange(6)
     if form == 0:
         lines += [f"C = torch.zeros({n}, {m}, dtype={dtype})", f"for i in range({n}):", f"    for j in range({m}):",
                   f"        for p in range({k}):", "            C[i, j] += A[i, p] * B[p, j]"]
@@ -668,8 +690,16 @@ def test_contractions(r):
         lines += ["s = 0.0", f"for i in range({k}):", "    s += u[i] * v[i]"] if k else ["s = 0.0"]
     elif form == 3:
         lines += ["s = 0", "for a, b in zip(u, v):", "    s = s + a * b"]
-    else:
+    elif form == 4:
         lines += [f"y = torch.empty({n}, {m}, dtype={dtype})", f"for i in range({n}):", "    y[i] = A[i] @ B"]
+    else:  # a matrix and a vector per row, either side (batched matrix-vector products)
+        lines += [f"M = {laid_out(r, (n, m, k), dtype)}", f"W = {laid_out(r, (n, k, m), dtype)}"]
+        value, size = r.choice([("M[i] @ X[i]", m), ("X[i] @ W[i]", m), ("torch.matmul(M[i], X[i])", m),
+                                ("torch.mv(M[i], X[i])", m), ("M[i] @ u", m), ("(X[i] @ W[i]).relu()", m)])
+        if r.random() < 0.5:
+            lines += [f"y = torch.empty({n}, {size}, dtype={dtype})", f"for i in range({n}):", f"    y[i] = {value}"]
+        else:
+            lines += [f"y = torch.stack([{value} for i in range({n})])"] if n else []
     counted("contractions", program(lines), tolerance=1e-3 * max(1, k))
 
 
@@ -796,7 +826,7 @@ def test_comprehension_consumers(r):
     lines = [seed(r), f"x = {laid_out(r, (n, d), dtype)}", f"y = {tensor(r, (n, d), dtype)}",
              f"u = {tensor(r, (n,), dtype)}", f"v = {tensor(r, (n,), dtype)}",
              f"chunks = [{tensor(r, (2, d), dtype)} for _ in range({max(n, 1)})]"]
-    form = r.randrange(8)
+    form = r.randrange(9)
     if form == 0:
         lines.append(f"out = torch.cat([row * 2 for row in x]{r.choice(['', ', 0', ', dim=0'])})")
     elif form == 1:
@@ -815,8 +845,16 @@ def test_comprehension_consumers(r):
         lines += [f"w = {laid_out(r, (r.choice([1, 3]),), r.choice(FLOATS))}",
                   f"out = torch.tensor([[{r.choice(['u[i] * w[j]', 'w[j] * u[i]', 'u[i] * w[j] + 1', 'u[i] * u[j]'])}"
                   f" for j in range(len({r.choice(['w', 'u'])}))] for i in range(len(u))])"]
-    else:
+    elif form == 7:
         lines.append(f"out = torch.cat([c for c in chunks], dim={r.choice([0, 1])})")
+    else:
+        # the list named, then joined into the same name (read once there), and read again after
+        element = r.choice(["x[i].mean()", "x[:, j].sum()", "x[i] * 2", "torch.dot(x[i], y[i])"])
+        walk = "j in range(x.shape[1])" if "j]" in element else "i in range(len(x))"
+        join = r.choice(["torch.stack(out)", "torch.stack(out, dim=0)", "torch.stack(out) + len(out)",
+                         "torch.stack(out) * 2"])
+        lines += [f"out = [{element} for {walk}]"] + r.choice([[], ["out.append(out[0])"], ["k = len(out)"]]) + \
+            [f"out = {join}", "total = out.sum()"]
     counted("comprehension consumers", program(lines), tolerance=1e-4 * max(1, n))
 
 

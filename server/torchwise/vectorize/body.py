@@ -220,6 +220,8 @@ class BodyTranslator:
 
     def augmented(self, stmt: ast.AugAssign, cond) -> None:
         ops = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
+        if isinstance(stmt.target, ast.Subscript):
+            ops[ast.Div] = "/"  # each slot divided once: exact; a running quotient of a name is no reduction
         op = ops.get(type(stmt.op))
         if op is None:
             raise Refuse("an in-place operator other than `+=`, `-=`, `*=`")
@@ -295,6 +297,10 @@ class BodyTranslator:
         if isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name) \
                 and func.value.id in self.lists and len(call.args) == 1 and not call.keywords \
                 and not isinstance(call.args[0], ast.Starred):
+            if _masked_selection(call.args[0]) and self.batcher.mentions_loop(call.args[0]):
+                # `kept.append(row[row > 0])`: no one tensor holds the results, however the loop is written
+                raise Inherent("each element keeps its own number of values (a boolean mask): the results are "
+                               "tensors of different lengths")
             vec = self.batcher(call.args[0])
             self.body.writes.append(Append(func.value.id, vec, cond, stmt, call.args[0]))
             return
@@ -514,6 +520,16 @@ def _same_slot(a, b) -> bool:
     if isinstance(a, Append):
         return a.name == b.name
     return a.target == b.target and [ast.dump(p) for p in a.parts] == [ast.dump(p) for p in b.parts]
+
+
+def _masked_selection(node: ast.expr) -> bool:
+    """``x[x > 0]``, ``x[m & (x < 1)]``, ``x[~m]``: a selection whose length depends on the data."""
+    if not isinstance(node, ast.Subscript):
+        return False
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return any(isinstance(p, ast.Compare) or isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.Invert)
+               or isinstance(p, ast.BinOp) and isinstance(p.op, (ast.BitAnd, ast.BitOr))
+               and any(isinstance(n, ast.Compare) for n in ast.walk(p)) for p in parts)
 
 
 def _mentions(node: ast.AST, name: str) -> bool:

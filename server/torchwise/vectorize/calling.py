@@ -679,6 +679,25 @@ class Calling:
     def _cat_stack(self, node, op, func_text, bound, qualname) -> Vec:
         raise Refuse(f"`{op.name}` inside a loop body")
 
+    def _matrix_vector(self, left: Vec, right: Vec) -> tuple:
+        """``A[i] @ v[i]`` is ``(A @ v[..., None])[..., 0]``; ``v[i] @ B[i]`` is ``(v[..., None, :] @ B)[..., 0, :]``."""
+        def widened(vec: Vec, shape: tuple) -> TensorValue:
+            return vec.whole.with_(shape=shape, strides=layout.contiguous_strides(shape))
+
+        lw, rw = left.whole.shape, right.whole.shape
+        if left.rank == 2:
+            product = self.oracle.binary(_matmul_node(), left.whole, widened(right, tuple(rw) + (1,)))
+            text = f"({wrap(left.text, left.prec, TERM)} @ {right.atom()}[..., None])[..., 0]"
+            keep = lambda shape: tuple(shape[:-1])  # noqa: E731
+        else:
+            product = self.oracle.binary(_matmul_node(), widened(left, tuple(lw[:-1]) + (1, lw[-1])), right.whole)
+            text = f"({left.atom()}[..., None, :] @ {wrap(right.text, right.prec, TERM + 1)})[..., 0, :]"
+            keep = lambda shape: tuple(shape[:-2]) + (shape[-1],)  # noqa: E731
+        if not isinstance(product, TensorValue) or product.shape is None:
+            raise Refuse("a matrix product the analysis cannot follow (or PyTorch would raise)")
+        shape = keep(product.shape)
+        return text, ATOM, product.with_(shape=shape, strides=layout.contiguous_strides(shape))
+
     def matmul(self, node, left: Vec, right: Vec) -> Vec:
         """``@`` and its spellings (``dot``, ``mv``, ``mm``, ``matmul``): the batched form per operand ranks."""
         if not (left.is_tensor and right.is_tensor):
@@ -700,6 +719,9 @@ class Calling:
             elif left.rank == 2 and right.rank == 2:
                 text, prec = product, TERM  # a batched matrix product
                 whole = self.oracle.binary(_matmul_node(), left.whole, right.whole)
+            elif (left.rank, right.rank) in ((2, 1), (1, 2)):
+                # a matrix times a vector per row: the vector as a one-column (one-row) matrix, taken out after
+                text, prec, whole = self._matrix_vector(left, right)
             else:
                 raise Refuse("a matrix product of batched values of these ranks")
         elif left.batched:

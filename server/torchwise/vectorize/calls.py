@@ -126,7 +126,8 @@ class ComprehensionMatcher:
             if binding is None or not isinstance(binding.value, ast.ListComp):
                 return None, []
             uses = [n for n in proof.own_nodes(self.general.scope_node) if isinstance(n, ast.Name) and n.id == arg.id]
-            if len(uses) != 2 or not rewrite.stands_alone(self.source, binding):
+            if len(uses) != 2 and not _rebound_by(self.ctx, binding, stmt, arg.id) \
+                    or not rewrite.stands_alone(self.source, binding):
                 return None, []
             if proof.captured(self.general.scope_node, arg.id) or proof.declared_shared(self.scope, arg.id):
                 return None, []
@@ -569,6 +570,14 @@ def _masked(value: Vec, mask: Vec) -> Vec:
     return replace(value, text=f"{wrap(text, ATOM, ATOM)}[{mask.text}]", prec=ATOM, base=None, fresh=True,
                    whole=value.whole.with_(shape=shape, strides=layout.contiguous_strides(shape)), moved=None,
                    keepdim=None)
+
+
+def _rebound_by(ctx, binding: ast.stmt, stmt: ast.stmt, name: str) -> bool:
+    """``rows = [...]`` right before ``rows = torch.stack(rows)``, which reads it once: nothing else can read the
+    list, whatever reads ``rows`` elsewhere (they see the stacked tensor, or what was bound before)."""
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+        and stmt.targets[0].id == name and proof.count_mentions(stmt.value, name) == 1 \
+        and proof.adjacent(ctx, binding, stmt)
 
 
 def _is_map(node: ast.AST, scope) -> bool:

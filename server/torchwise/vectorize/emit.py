@@ -124,7 +124,8 @@ class Emitter:
         if len(writes) == 1:
             write = writes[0]
             if isinstance(write, Scatter):
-                return f"loop adds into {names} one element at a time"
+                verb = {"*": "multiplies", "/": "divides"}.get(write.op, "adds into")
+                return f"loop {verb} {names} one element at a time"
             if isinstance(write, InPlaceScan):
                 kind = "sums" if write.op == "+" else "products"
                 return f"loop turns {names} into running {kind} one element at a time"
@@ -713,10 +714,26 @@ class Emitter:
         others = {n for n in self.batcher.read_tensors() if n != name and self.m.is_tensor_name(n)
                   and not _other_kind(self.m.facts_of(n), target)}
         if others and not self.m.allocated_apart(name, others):
+            view = next((n for n in sorted(others) if self._view_of(n, name)), None)
+            if view is not None:  # `xt = x.T`: each iteration reads what the earlier ones wrote (a recurrence)
+                raise Inherent(f"`{view}` is a view of `{name}`: the loop reads elements it has already written")
             raise Doubt(f"`{sorted(others)[0]}` and `{name}` may share memory, and the loop reads one while writing "
                         f"the other")
         if proof.inside_try(self.ctx, self.loop, self.m.scope_node):
             raise Doubt("an exception handler could see the half-written result")
+
+    def _view_of(self, name: str, target: str) -> bool:
+        """``name`` is bound once, in this scope, to a view of ``target`` (``target.T``, ``target[1:]``,
+        ``target.transpose(0, 1)``): its memory is the target's, certainly."""
+        owner = self.m.scope.owner_of(name)
+        bindings = owner.bindings.get(name, ()) if owner is self.m.scope else ()
+        value = getattr(bindings[0], "value", None) if len(bindings) == 1 else None
+        facts = self.m.facts_of(name)
+        memory = getattr(facts, "memory", None) or ""
+        while isinstance(value, (ast.Attribute, ast.Subscript)) or isinstance(value, ast.Call) \
+                and isinstance(value.func, ast.Attribute):
+            value = value.func.value if isinstance(value, ast.Call) else value.value
+        return isinstance(value, ast.Name) and value.id == target and memory.startswith("a view")
 
     def _uninitialized_ok(self, write) -> None:
         """A masked or partial write keeps the allocation: the slots it skips hold what ``torch.empty`` made,
@@ -1123,8 +1140,8 @@ class Emitter:
         walks = plan["walks"]
         levels_written = plan["levels"]
         summed = [k for k in range(len(self.levels)) if k not in levels_written]
-        if write.op not in ("+", "-"):
-            raise Refuse("an in-place product per slot")
+        if write.op not in ("+", "-") and (summed or write.op not in ("*", "/")):
+            raise Refuse("an in-place product per slot")  # a product over a summed loop is a `prod`, not this
         if write.cond is not None:
             raise Refuse("a conditional accumulation per slot")
         if value.lost or not value.is_tensor:
@@ -1134,7 +1151,10 @@ class Emitter:
 
         region = _index(target, plan["items"])
         walk_dims = _walk_result_dims(plan["items"], [w[1] for w in walks])
-        if walk_dims != list(range(len(walks))) or order != sorted(order):
+        # `X[:, j] *= w[j]`: one number per walked slot, the walked dims last: the numbers broadcast from the right
+        trailing = walk_dims == list(range(len(region.shape) - len(walks), len(region.shape))) and not summed \
+            and value.rank == 0 and (not value.batched or value.batch_dims == len(walks))
+        if (walk_dims != list(range(len(walks))) and not trailing) or order != sorted(order):
             raise Refuse("an accumulation whose loop dims are out of order")
         slot_shape = tuple(s for i, s in enumerate(region.shape) if i not in walk_dims)
         text = value.text
@@ -1150,6 +1170,14 @@ class Emitter:
                 text = f"{value.atom()}.sum(dim={summed[0] if len(summed) == 1 else tuple(summed)})"
         if value.rank > len(slot_shape):
             raise Refuse("an accumulation of values larger than the slots")
+        padded = value.rank < len(slot_shape)
+        if padded and not trailing:
+            # `Z[i] += w[i]` adds one number to each row: `w[:, None]`, not `w` (that lines up with the columns);
+            # and it cannot replace `Z`'s zeros, whose shape it does not have
+            if summed:
+                raise Refuse("a sum per slot smaller than the slots")
+            value = self.batcher.pad(value, len(slot_shape))
+            text = value.text
         sel = _trim_selection(", ".join(plan["texts"]))
         view = f"{write.target}[{sel}]" if sel else write.target
         alloc = proof.binding_before(self.ctx, self.loop, write.target)
@@ -1157,13 +1185,15 @@ class Emitter:
         zero_alloc = alloc is not None and isinstance(alloc.value, ast.Call) and \
             self.m.scope.qualname(alloc.value.func) in ("torch.zeros", "torch.zeros_like") and \
             self._fresh_allocation(alloc.value)
+        if write.op == "/" and (target.dtype is None or not is_floating(target.dtype)):
+            raise Inherent(f"`{write.target}` /= in place raises unless `{write.target}` is floating")
         if value.dtype is not None and target.dtype is not None \
                 and category(value.dtype) > category(target.dtype):
             # `int_out[i] += float_row` raises (an in-place result cannot go down a category): so must the rewrite
             raise Inherent(f"`{write.target}` is {target.dtype.short} and the loop adds {value.dtype.short} into it "
                            f"in place, which raises")
         if full and zero_alloc and write.op == "+" and not sel and rewrite.stands_alone(self.source, alloc) \
-                and layout.is_contiguous(target.shape, target.strides) is True:
+                and layout.is_contiguous(target.shape, target.strides) is True and not padded:
             result_shape = tuple(target.shape)
             self.m.fresh_output(write.target, alloc)
             if value.dtype != target.dtype:

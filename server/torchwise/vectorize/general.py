@@ -20,7 +20,7 @@ from torchwise.analysis import layout
 from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue
 from torchwise.vectorize import proof, rewrite
 from torchwise.vectorize.batch import Batcher
-from torchwise.vectorize.vec import Vec
+from torchwise.vectorize.vec import _PURE_BUILTINS, Vec
 from torchwise.vectorize.collect import unknown_items_reason
 from torchwise.vectorize.body import BodyTranslator, bound_names, classify_names, copy_store
 from torchwise.vectorize.emit import Doubt, Emitter, _ALLOCATORS, _FRESH_FACTORIES
@@ -275,14 +275,26 @@ class GeneralMatcher:
                     between += place.block[i + 1:place.index]
                     bound = {n.id for s in between for n in ast.walk(s) if isinstance(n, ast.Name)
                              and isinstance(n.ctx, ast.Store)}
-                    return not (bound & others) and not any(isinstance(n, ast.Call) and _calls_user(n, self.scope)
-                                                            for s in between for n in ast.walk(s))
+                    return all(self._fresh_each_time(other, between) for other in bound & others) \
+                        and not any(isinstance(n, ast.Call) and _calls_user(n, self.scope)
+                                    for s in between for n in ast.walk(s))
             if not place.parents or not isinstance(place.parents[-1], (ast.For, ast.If)):
                 return False
             parent = place.parents[-1]
             between += [s for s in parent.body + getattr(parent, "orelse", []) if s is not stmt]
             between += place.block[:place.index]
             stmt = parent
+
+    def _fresh_each_time(self, name: str, statements: list) -> bool:
+        """Every binding of ``name`` in ``statements`` is ``name = <new memory>`` (``torch.tensor([...])``, ``a + b``):
+        it cannot be a view of anything allocated before."""
+        stores = [n for s in statements for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == name
+                  and isinstance(n.ctx, ast.Store)]
+        assigns = [s for s in statements for s in ast.walk(s) if isinstance(s, ast.Assign) and len(s.targets) == 1
+                   and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name]
+        # an operator's result is a new tensor too (`torch.rand(n) + 0.5`)
+        return len(stores) == len(assigns) and all(self.fresh_memory(a.value) or isinstance(a.value, ast.BinOp)
+                                                   for a in assigns)
 
     def untouched_since_allocation(self, name: str) -> bool:
         """``name`` is a fresh allocation right before the loop (nothing in between mentions it), no nested code
@@ -408,7 +420,10 @@ def _tensor_like(value) -> bool:
 
 
 def _calls_user(call: ast.Call, scope) -> bool:
-    """A call of code that is not torch's (it could make views or aliases we cannot see)."""
+    """A call of code that is not torch's (it could make views or aliases we cannot see); Python's own pure
+    builtins (``range``, ``len``) are not."""
+    if isinstance(call.func, ast.Name) and call.func.id in _PURE_BUILTINS and scope.owner_of(call.func.id) is None:
+        return False
     return scope.qualname(call.func) is None and not (isinstance(call.func, ast.Attribute))
 
 
