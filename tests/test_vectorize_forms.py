@@ -69,6 +69,11 @@ ROW_OPS = [
     ("torch.sort({r}).values", 1), ("{r}.flip(0)", 1), ("torch.clamp({r}, min=-0.5)", 1), ("F.relu({r})", 1),
     ("torch.where({r} > 0, {r}, {q})", 1), ("{r}.logsumexp(dim=0)", 0), ("torch.tanh({r}) * 2 + {s}", 1),
     ("({r} * g).sum()", 0), ("torch.sum({r} * g)", 0), ("({r} * {q}).sum()", 0),
+    # a loop-invariant first operand of a reduction of two tensors broadcasts against the rows
+    ("F.cosine_similarity(g, {r}, dim=0)", 0), ("F.cosine_similarity(g, {r}, dim=-1, eps=1e-3)", 0),
+    # factories shaped like the element
+    ("torch.where({r} > 0, {r}, torch.zeros_like({r}))", 1), ("{r} + torch.ones_like({r})", 1),
+    ("torch.full_like({r}, 2.5) * {r}", 1), ("torch.zeros_like({r}, dtype=torch.float64) + {r}", 1),
     # `log` is also a logger's method: torch's and a tensor's are ops
     ("-({r}.abs() * torch.log({r}.abs() + 1e-9)).sum()", 0), ("({r}.abs() + 1).log()", 1),
     # `torch.min(a, b)` of two tensors is element-wise (box IoU), not a reduction
@@ -318,7 +323,7 @@ def test_gathers(r):
              f"logits = {laid_out(r, (n + r.choice([0, 0, 2]), v), r.choice(FLOATS))}"]  # rows past the loop's too
     if r.random() < 0.2:
         lines += un_nonnegative(r, "ids", n)  # `gather` takes no negative index: then advanced indexing stays
-    form = r.randrange(4)
+    form = r.randrange(5)
     if form == 0:
         lines += ["out = torch.stack([table[t] for t in ids])" if n else "out = table[ids]"]
     elif form == 1:
@@ -327,9 +332,15 @@ def test_gathers(r):
         lines += ["loss = 0.0", "for i in range(len(ids)):", "    loss -= logits[i, ids[i]]"]
         if not n:
             lines = lines[:-3] + ["loss = 0.0"]
-    else:
+    elif form == 3:
         lines += ["onehot = torch.zeros(len(ids), table.shape[0])", "for i in range(len(ids)):",
                   f"    onehot[i, ids[i]] = {r.choice(['1', '1.0', 'logits[i, 0]' if v else '1'])}"]
+    else:  # token embeddings: one row per (b, t), inside two loops
+        t = r.choice([1, 3])
+        lines += [f"tokens = torch.randint({low}, {high}, ({n}, {t}), dtype={index_dtype})",
+                  f"pos = {tensor(r, (t, d), r.choice(FLOATS))}", f"h = torch.zeros({n}, {t}, {d})",
+                  f"for b in range({n}):", f"    for s in range({t}):",
+                  f"        h[b, s] = {r.choice(['table[tokens[b, s]]', 'table[tokens[b, s]] + pos[s]', 'table[tokens[b][s]] * 2'])}"]
     counted("gathers and one-hot stores", program(lines), tolerance=1e-4 * max(1, n))
 
 
@@ -418,7 +429,11 @@ def test_scatters_into_a_parameter(r):
 def test_ragged_stores(r):
     b, t, h = r.choice([0, 1, 5]), r.choice([1, 4]), r.choice([1, 2])
     low = r.choice([0, 0, -t - 1])  # negative bounds count from the end, as Python slices do
-    lines = [seed(r), f"lengths = torch.randint({low}, {t + 2}, ({b},))"] + un_nonnegative(r, "lengths", b)
+    if r.random() < 0.3:  # a Python list of lengths, read by `max` too (negative ones count from the end)
+        lines = [seed(r), f"lengths = [{', '.join(str(r.randrange(low, t + 2)) for _ in range(b))}]",
+                 f"longest = max(lengths{', default=0' if not b else ''})"]
+    else:
+        lines = [seed(r), f"lengths = torch.randint({low}, {t + 2}, ({b},))"] + un_nonnegative(r, "lengths", b)
     form = r.randrange(3)
     if form == 0:
         lines += [f"mask = torch.zeros({b}, {t}, dtype=torch.bool)", f"for i in range({b}):",
@@ -678,7 +693,7 @@ def test_contractions(r):
     dtype = r.choice(FLOATS)
     lines = [seed(r), f"A = {laid_out(r, (n, k), dtype)}", f"B = {laid_out(r, (k, m), dtype)}",
              f"X = {tensor(r, (n, k), dtype)}", f"u = {tensor(r, (k,), dtype)}", f"v = {tensor(r, (k,), dtype)}"]
-    form = r.randrange(6)
+    form = r.randrange(7)
     if form == 0:
         lines += [f"C = torch.zeros({n}, {m}, dtype={dtype})", f"for i in range({n}):", f"    for j in range({m}):",
                   f"        for p in range({k}):", "            C[i, j] += A[i, p] * B[p, j]"]
@@ -689,9 +704,17 @@ def test_contractions(r):
     elif form == 2:
         lines += ["s = 0.0", f"for i in range({k}):", "    s += u[i] * v[i]"] if k else ["s = 0.0"]
     elif form == 3:
-        lines += ["s = 0", "for a, b in zip(u, v):", "    s = s + a * b"]
+        init = r.choice(["0", "0.0", "torch.tensor(0.0)", f"torch.zeros((), dtype={dtype})"])
+        lines += [f"s = {init}", "for a, b in zip(u, v):", f"    s = {r.choice(['s + a * b', 'a * b + s', 's - a * b'])}"]
     elif form == 4:
         lines += [f"y = torch.empty({n}, {m}, dtype={dtype})", f"for i in range({n}):", "    y[i] = A[i] @ B"]
+    elif form == 6:  # outer products: summed (a covariance), or one per row
+        if r.random() < 0.5:
+            lines += [f"C = torch.zeros({k}, {k}, dtype={dtype})", "for x in X:",
+                      f"    C += {r.choice(['torch.outer(x, x)', 'torch.outer(x, u)', 'torch.outer(u, x) * 2'])}"]
+        else:
+            lines += [f"O = torch.empty({n}, {k}, {k}, dtype={dtype})", f"for i in range({n}):",
+                      f"    O[i] = {r.choice(['torch.outer(X[i], u)', 'torch.outer(u, X[i])', 'torch.outer(X[i], X[i])'])}"]
     else:  # a matrix and a vector per row, either side (batched matrix-vector products)
         lines += [f"M = {laid_out(r, (n, m, k), dtype)}", f"W = {laid_out(r, (n, k, m), dtype)}"]
         value, size = r.choice([("M[i] @ X[i]", m), ("X[i] @ W[i]", m), ("torch.matmul(M[i], X[i])", m),
@@ -741,7 +764,7 @@ def test_python_numbers(r):
         lines.append(f"x[{r.randrange(n)}] = float('nan')")  # max(0.0, nan) is 0.0 in Python
     if dtype in FLOATS and n and r.random() < 0.3:
         lines.append(f"x[{r.randrange(n)}] = float('{r.choice(['inf', '-inf'])}')")  # kept by clamp's NaN fix
-    form = r.randrange(6)
+    form = r.randrange(7)
     if form == 0:
         lines += ["total = 0.0", "for v in x:", "    total += v.item()"]
     elif form == 1:
@@ -756,6 +779,11 @@ def test_python_numbers(r):
                           '0.0 if v < 0.0 else v', '-1.5 if -1.5 > v else v', 'max(-1, v)', 'min(v, 2)'])
         lines += [f"out = torch.tensor([{value} "
                   f"for v in x{'.tolist()' if r.random() < 0.5 else ''}])"]
+    elif form == 6:
+        # a squared error of numbers: exact for float32 (no overflow); float64 may overflow in Python, ints are exact
+        value = r.choice(["(x[i] - y[i]).item() ** 2", "x[i].item() ** 2", "(x[i] - y[i]).item() ** 3",
+                          "abs(x[i].item()) ** 2"])
+        lines += ["sse = 0.0", "for i in range(len(x)):", f"    sse += {value}"]
     else:
         # a clamp written as a choice, per tensor element: `clamp` where NaN is kept, and a NaN fix where it is not
         bound = r.choice(["0", "2", "-1"] + (["0.0", "0.5", "-1.5"] if dtype in FLOATS else []))

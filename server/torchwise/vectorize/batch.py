@@ -630,11 +630,11 @@ class Batcher(Indexing, Calling):
         tensors (Python ints and floats are exactly those, for the sizes of a loop)."""
         if not isinstance(elem, ScalarValue) or elem.kind not in ("int", "float", "bool"):
             raise Refuse("an op between Python values not understood")
-        if python_op in ("**",) and not self.bounded:
+        if python_op in ("**",) and not self.bounded and not _squared_float(operands):
             raise Refuse("`**` of Python numbers (ints may give floats)")
         if python_op == "/" or elem.kind == "float":
             if python_op not in ("+", "-", "*", "/", "neg", "where", ">", ">=", "<", "<=", "==", "!=") \
-                    and not (self.bounded and python_op in ("**", "//", "%")):
+                    and not (self.bounded and python_op in ("**", "//", "%")) and not _squared_float(operands):
                 raise Refuse("an op between Python floats not understood")
         if python_op == "/" and not self.bounded and not _nonzero_number(operands[1]):
             raise Refuse("a Python division raises on a zero divisor, a tensor division gives inf")
@@ -817,3 +817,15 @@ class Batcher(Indexing, Calling):
         precs = [ATOM if v.batched else v.prec for v in operands]
         text, prec = render([wrap(t, p, ATOM) for t, p in zip(texts, precs)], [ATOM] * len(texts))
         return wrap(text, prec, ATOM), None, first[2]
+
+
+def _squared_float(operands: list) -> bool:
+    """``v.item() ** 2`` of a float32 (or narrower) tensor's number: squared once and rounded once in both Python and
+    float64 torch, and it cannot overflow (Python would raise ``OverflowError`` where torch gives inf)."""
+    if len(operands) != 2:
+        return False
+    base, exponent = operands
+    return base.batched and isinstance(base.elem, ScalarValue) and base.elem.kind == "float" \
+        and isinstance(base.whole, TensorValue) and base.whole.dtype in (DType.float32, DType.float16, DType.bfloat16) \
+        and not exponent.batched and isinstance(exponent.elem, ScalarValue) and exponent.elem.kind == "int" \
+        and exponent.elem.value == 2 and type(exponent.elem.value) is int

@@ -462,14 +462,17 @@ class Calling:
         if op.name in ("cat", "stack"):
             return self._cat_stack(node, op, func_text, bound, qualname)
         first = bound[inputs[0]]
-        if not first.batched:
+        # a reduction of several tensors broadcasts them first: `cosine_similarity(query, k, dim=0)` over the rows
+        # `k` of `keys` is `cosine_similarity(query, keys, dim=1)` (`query` lines up with each row from the right)
+        broadcasting = op.family is Family.REDUCTION and len(inputs) > 1
+        if not first.batched and not broadcasting:
             raise Refuse(f"`{op.name}` of a loop-invariant tensor along a batched one")
         wanted = max(v.rank for v in batched)
         invariant = [bound[n] for n in inputs if not bound[n].batched]
         if any(v.is_tensor and _effective_rank(v) > wanted for v in invariant):
             raise Refuse(f"`{op.name}` of a loop-invariant operand with more dims than the slices")
         padded = {n: (self.pad(bound[n], wanted) if bound[n].batched else bound[n]) for n in names}
-        base = padded[inputs[0]]
+        base = padded[next(n for n in inputs if padded[n].batched)]
         rank, lead = base.rank, max(padded[n].batch_dims for n in inputs if padded[n].batched)
         if any(padded[n].batch_dims != lead for n in inputs if padded[n].batched) \
                 and not (op.family is Family.REDUCTION and len(inputs) > 1):
@@ -679,6 +682,29 @@ class Calling:
     def _cat_stack(self, node, op, func_text, bound, qualname) -> Vec:
         raise Refuse(f"`{op.name}` inside a loop body")
 
+    def outer(self, left: Vec, right: Vec) -> Vec:
+        """``torch.outer(x[i], y[i])``: each element's products as a broadcast (``x[..., :, None] * y[..., None, :]``),
+        one multiply per entry as ``outer`` does."""
+        if not (left.is_tensor and right.is_tensor and left.rank == 1 and right.rank == 1) or left.lost or right.lost:
+            raise Refuse("`outer` of values that are not vectors")
+
+        def placed(vec: Vec, column: bool) -> tuple:
+            lead = "..., " if vec.batched else ""
+            text = f"{vec.atom()}[{lead}{':, None' if column else 'None, :'}]"
+            facts = vec.whole if vec.batched else vec.elem
+            shape = tuple(facts.shape[:-1]) + ((facts.shape[-1], 1) if column else (1, facts.shape[-1]))
+            return text, facts.with_(shape=shape, strides=None)
+
+        (lt, lw), (rt, rw) = placed(left, True), placed(right, False)
+        whole = self.oracle.binary(_mul_node(), lw, rw)
+        elem = self.oracle.binary(_mul_node(), left.elem.with_(shape=(left.elem.shape[0], 1), strides=None),
+                                  right.elem.with_(shape=(1, right.elem.shape[0]), strides=None))
+        if not (isinstance(whole, TensorValue) and isinstance(elem, TensorValue)):
+            raise Refuse("an `outer` the analysis cannot follow")
+        vec = Vec(f"{lt} * {rt}", TERM, elem, whole, left.deps | right.deps, fresh=True)
+        self.prove(vec)
+        return vec
+
     def _matrix_vector(self, left: Vec, right: Vec) -> tuple:
         """``A[i] @ v[i]`` is ``(A @ v[..., None])[..., 0]``; ``v[i] @ B[i]`` is ``(v[..., None, :] @ B)[..., 0, :]``."""
         def widened(vec: Vec, shape: tuple) -> TensorValue:
@@ -858,10 +884,10 @@ def _special_matmul(batcher: Batcher, node, op, func_text, receiver, bound, qual
         raise Refuse("`mv` of a non-matrix")
     if op.name == "mm" and not (left.rank == 2 and right.rank == 2):
         raise Refuse("`mm` of non-matrices")
-    if op.name == "outer":
-        raise Refuse("`outer` inside a loop")
     if left.is_tensor and right.is_tensor and left.dtype != right.dtype:
         raise Refuse(f"`{op.name}` of different dtypes raises")
+    if op.name == "outer":
+        return batcher.outer(left, right)
     return batcher.matmul(node, left, right)
 
 
@@ -991,8 +1017,32 @@ def _unfolded_rows(text: str, name: str) -> bool:
     return text in (f"{name}.unfold(0, 1, 1)", f"{name}.unfold(0, 1, 1).movedim(-1, 1)")
 
 
+def _like(batcher: Batcher, node: ast.Call) -> Vec:
+    """``torch.zeros_like(v)`` / ``ones_like`` / ``full_like(v, c)`` of an element: the same of the whole batch (a
+    value per element that only takes the element's shape, dtype and device)."""
+    qualname = batcher.scope.qualname(node.func)
+    fills = 2 if qualname == "torch.full_like" else 1
+    if len(node.args) != fills or any(k.arg != "dtype" for k in node.keywords) \
+            or any(batcher.mentions_loop(a) for a in node.args[1:] + [k.value for k in node.keywords]):
+        raise Refuse(f"`{qualname}` with options")
+    value = batcher(node.args[0])
+    if not (value.is_tensor and value.batched and not value.lost and value.parts is None):
+        raise Refuse(f"`{qualname}` of something that is not one tensor per element")
+    for arg in node.args[1:] + [k.value for k in node.keywords]:
+        batcher.check_pure(arg)
+    others = [batcher.ctx.value(a) for a in node.args[1:]]
+    options = {k.arg: batcher.ctx.value(k.value) for k in node.keywords}
+    elem = batcher.oracle.function(node, qualname, [value.elem] + others, options)
+    whole = batcher.oracle.function(node, qualname, [value.whole] + others, options)
+    rest = [batcher.src(a) for a in node.args[1:]] + [f"{k.arg}={batcher.src(k.value)}" for k in node.keywords]
+    vec = Vec(f"{batcher.src(node.func)}({', '.join([value.text] + rest)})", ATOM, elem, whole, value.deps, fresh=True)
+    batcher.prove(vec)
+    return vec
+
+
 _LOCAL_RULES = {"torch.nn.functional.mse_loss": _mse_loss, "torch.nn.functional.one_hot": _one_hot,
-                "torch.nn.functional.cross_entropy": _cross_entropy}
+                "torch.nn.functional.cross_entropy": _cross_entropy, "torch.zeros_like": _like,
+                "torch.ones_like": _like, "torch.full_like": _like}
 
 
 def _topk_facts(values: dict):

@@ -869,6 +869,17 @@ class Emitter:
                        keepdim=None)
 
     # -- s += v ----------------------------------------------------------------------------------------------
+    def _summed_outer(self, node: ast.expr) -> Optional[str]:
+        """``C += torch.outer(x[i], y[i])`` over the rows: ``X.T @ Y``, one matrix product (no (N, d, d) products)."""
+        if not (isinstance(node, ast.Call) and self.m.scope.qualname(node.func) == "torch.outer" and len(node.args) == 2
+                and not node.keywords):
+            return None
+        a, b = (self.batcher(arg) for arg in node.args)
+        if not all(v.batched and v.is_tensor and v.rank == 1 and v.batch_dims == 1 and not v.lost and v.dtype is not None
+                   and is_floating(v.dtype) for v in (a, b)):
+            return None
+        return f"{a.atom()}.T @ {b.atom()}"
+
     def accumulate(self, write: Accumulate) -> None:
         if write.scanned:
             self.scan(write)
@@ -893,6 +904,8 @@ class Emitter:
             contraction = self.batcher.contraction(write.node, list(range(len(self.levels))))
             if contraction is not None:
                 total = contraction
+        if write.cond is None and write.op == "+" and len(self.levels) == 1 and value.rank == 2:
+            total = self._summed_outer(write.node) or total
         python_start = isinstance(start, ScalarValue) and start.kind in ("int", "float")
         if python_start and not value.python:
             self.needs_iterations(f"`{name}` would stay a Python number")
@@ -919,6 +932,8 @@ class Emitter:
         again = oracle.binary(node, looped, write.value.elem) if looped is not None else None
         if looped is None or again is None or _kind(looped) != _kind(again):
             raise Refuse(f"the type of `{name}` changes from one iteration to the next")
+        if _kind(looped) != _kind(start):  # `s = s + v` of a float32 `s` and float64 `v`: the first step promotes
+            self.needs_iterations(f"`{name}` keeps its starting dtype and shape")
         literal = init.value
         neutral = isinstance(literal, ast.Constant) and not isinstance(literal.value, bool) and \
             literal.value == (1 if write.op == "*" else 0)
@@ -933,7 +948,7 @@ class Emitter:
             raise Refuse(f"`{name}` would have another type than the loop gives it")
         if write.augmented:
             return f"{name} {write.op}= {total}"
-        return f"{name} = {name} {write.op} {wrap(total, TERM, TERM + 1)}"
+        return f"{name} = {name} {write.op} {wrap(total, precedence_of(total), TERM + 1)}"
 
     def _count(self, write: Accumulate, init, start) -> None:
         """``if c: n += 1``: the number of elements passing the test (times the step)."""
@@ -1125,6 +1140,11 @@ class Emitter:
         """The index tensor named ``text`` holds no negative value (``ranges``): Python's wrap is the identity."""
         from torchwise.vectorize.ranges import nonnegative_name
 
+        listed = re.fullmatch(rf"{re.escape(self.torch())}\.tensor\(([A-Za-z_]\w*)\)", text)
+        if listed is not None:  # `torch.tensor(lengths)` of a list the walker proved unchanged: its known ints
+            items = getattr(self.m.facts_of(listed.group(1)), "items", None)
+            return bool(items) and all(isinstance(i, ScalarValue) and type(i.value) is int and i.value >= 0
+                                       for i in items)
         return text.isidentifier() and nonnegative_name(self.ctx, self.m.scope, text)
 
     def _in_place_target_ok(self, write) -> None:

@@ -228,8 +228,9 @@ class GeneralMatcher:
         return True
 
     def fresh_memory(self, value: ast.expr) -> bool:
-        """The value is new memory no other name refers to: an allocation, a factory, or a copy (``x.clone()``)."""
-        if self.fresh_allocation(value) or self.fresh_factory(value):
+        """The value is new memory no other name refers to: an allocation, a factory, a copy (``x.clone()``), or an
+        operator's result (``torch.randn(n) * 5``: operators never return a view)."""
+        if self.fresh_allocation(value) or self.fresh_factory(value) or isinstance(value, ast.BinOp):
             return True
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "clone" \
                 and self.scope.qualname(value.func) is None and not value.args:
@@ -292,9 +293,7 @@ class GeneralMatcher:
                   and isinstance(n.ctx, ast.Store)]
         assigns = [s for s in statements for s in ast.walk(s) if isinstance(s, ast.Assign) and len(s.targets) == 1
                    and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name]
-        # an operator's result is a new tensor too (`torch.rand(n) + 0.5`)
-        return len(stores) == len(assigns) and all(self.fresh_memory(a.value) or isinstance(a.value, ast.BinOp)
-                                                   for a in assigns)
+        return len(stores) == len(assigns) and all(self.fresh_memory(a.value) for a in assigns)
 
     def untouched_since_allocation(self, name: str) -> bool:
         """``name`` is a fresh allocation right before the loop (nothing in between mentions it), no nested code
@@ -493,6 +492,11 @@ def _syntactic_code(statements: list, levels: list) -> Optional[str]:
                     stores = True
                 else:
                     accumulates = True
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and isinstance(node.value, ast.BinOp) and any(isinstance(side, ast.Name) and
+                                                                  side.id == node.targets[0].id
+                                                                  for side in (node.value.left, node.value.right)):
+                accumulates = True  # `total = total + x[i].sum()`
             if isinstance(node, ast.If):
                 conditional = True
     if stores:

@@ -514,7 +514,7 @@ class Indexing:
     def _gather(self, base: Vec, kinds: list) -> Vec:
         """``emb[ids[i]]``, ``logits[i, targets[i]]``: advanced indexing with the whole index tensors."""
         if self.depth != 1:
-            raise Refuse("a gather inside nested loops")
+            return self._nested_gather(base, kinds)
         whole = base.elem
         texts, dropped = [], 0
         advanced_done = False
@@ -560,6 +560,28 @@ class Indexing:
         text = self._row_gather(base, kinds) or f"{base.atom()}[{', '.join(texts)}]"
         self.grad |= whole.requires_grad is not False
         return self._masked(Vec(text, ATOM, elem, facts, frozenset({0}), fresh=True, free=base.free))
+
+    def _nested_gather(self, base: Vec, kinds: list) -> Vec:
+        """``emb[tokens[b, t]]`` inside ``for b`` / ``for t``: one integer per element of every level, laid out as the
+        levels: ``emb[tokens]`` (the gathered rows in a (B, T) grid)."""
+        depth = self.depth
+        if not kinds or kinds[0][0] != "gather" or any(kind[0] != "basic" or kind[1] != slice(None)
+                                                       for kind in kinds[1:]):
+            raise Refuse("a gather inside nested loops")
+        index = kinds[0][1]
+        whole = index.whole
+        if index.python or not (index.is_tensor and index.rank == 0 and index.batch_dims == depth
+                                and index.deps == frozenset(range(depth)) and index.dtype is not None
+                                and is_integral(index.dtype) and index.dtype is not DType.uint8) \
+                or not _shaped(whole) or len(whole.shape) != depth \
+                or not all(_certain(dims.dim_eq(whole.shape[k], level.count)) for k, level in enumerate(self.levels)):
+            raise Refuse("a gather inside nested loops of an index that is not one integer per element")
+        rest = tuple(base.elem.shape[1:])
+        shape = tuple(whole.shape) + rest
+        facts = base.elem.with_(shape=shape, strides=layout.contiguous_strides(shape))
+        self.grad |= base.elem.requires_grad is not False
+        return self._masked(Vec(f"{base.atom()}[{index.text}]", ATOM, _drop(facts, depth), facts,
+                                frozenset(range(depth)), fresh=True, free=base.free))
 
     def _row_gather(self, base: Vec, kinds: list) -> Optional[str]:
         """``logits[i, targets[i]]`` over ``range(n)``: ``logits.gather(1, targets[:, None]).squeeze(1)``, a third

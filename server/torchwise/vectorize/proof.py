@@ -326,7 +326,8 @@ def list_never_changed(node: ast.AST, name: str, binding: ast.AST) -> bool:
         if isinstance(parent, ast.Call) and sub in parent.args and isinstance(parent.func, (ast.Name, ast.Attribute)):
             func = parent.func
             callee = func.id if isinstance(func, ast.Name) else func.attr
-            if callee in ("len", "stack", "cat", "tensor", "zip", "enumerate", "reversed"):
+            if callee in ("len", "stack", "cat", "tensor", "as_tensor", "zip", "enumerate", "reversed", "max", "min",
+                          "sum", "sorted", "list", "tuple", "any", "all"):  # they read the list, or copy it
                 continue
         return False
     return True
