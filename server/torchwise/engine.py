@@ -80,8 +80,11 @@ def _analyze(text: str, path: str, config: RuleConfig, rules: Sequence[Rule], pr
         unit = isinstance(stmt, _UNITS)
         plan = plans.get(stmt) if reach.holds(stmt, unit) else None
         if plan is not None:  # a reused statement: the same nodes, so the same (offset, rule) pairs
-            work = plan.always + plan.fired
             again = reach.rules_for(stmt)
+            if not (again or plan.always or plan.fired):  # nothing to ask (most statements of a long file)
+                analysis.plans[stmt] = plan
+                continue
+            work = plan.always + plan.fired
             if again:  # rules whose reach changed: asked again about the statement's code
                 done = {pair[:2] for pair in work}
                 work += [pair for pair in _all_pairs(stmt, nodes, start, end, dispatch)

@@ -27,31 +27,40 @@ class Place:
     parents: tuple  # enclosing statements, innermost last
 
 
-def _places(tree: ast.Module) -> dict:
-    places: dict = {}
+def _places(body: list, top: ast.stmt) -> dict:
+    """The places of ``top``, a statement of the module's ``body``, and of every statement inside it."""
+    places: dict = {top: Place(body, body.index(top), ())}
 
-    def visit(block: list, parents: tuple) -> None:
+    def visit(stmt: ast.stmt, inner: tuple) -> None:
+        for field in _BLOCK_FIELDS:
+            child = getattr(stmt, field, None)
+            if isinstance(child, list) and child and isinstance(child[0], ast.stmt):
+                visit_block(child, inner)
+        for handler in getattr(stmt, "handlers", ()) or ():
+            visit_block(handler.body, inner + (handler,))
+        for case in getattr(stmt, "cases", ()) or ():
+            visit_block(case.body, inner + (case,))
+
+    def visit_block(block: list, parents: tuple) -> None:
         for i, stmt in enumerate(block):
             places[stmt] = Place(block, i, parents)
-            inner = parents + (stmt,)
-            for field in _BLOCK_FIELDS:
-                child = getattr(stmt, field, None)
-                if isinstance(child, list) and child and isinstance(child[0], ast.stmt):
-                    visit(child, inner)
-            for handler in getattr(stmt, "handlers", ()) or ():
-                visit(handler.body, inner + (handler,))
-            for case in getattr(stmt, "cases", ()) or ():
-                visit(case.body, inner + (case,))
+            visit(stmt, parents + (stmt,))
 
-    visit(tree.body, ())
+    visit(top, (top,))
     return places
 
 
 def place_of(ctx, stmt: ast.stmt) -> Optional[Place]:
-    cache = ctx.memo.get("vectorize.places")
-    if cache is None:
-        cache = ctx.memo["vectorize.places"] = _places(ctx.tree)
-    return cache.get(stmt)
+    # Laid out per top-level statement, when asked: the places of the whole module cost a walk of a long file on
+    # every edit.
+    top = ctx.top_level_of(stmt)
+    if top is None:
+        return None
+    cache = ctx.memo.setdefault("vectorize.places", {})
+    places = cache.get(top)
+    if places is None:
+        places = cache[top] = _places(ctx.tree.body, top)
+    return places.get(stmt)
 
 
 def mentions(node: ast.AST, name: str) -> bool:
@@ -220,6 +229,9 @@ def certainly_positive(count) -> bool:
 
 
 _TAKEN: "weakref.WeakKeyDictionary[ast.Module, frozenset]" = weakref.WeakKeyDictionary()
+# Top-level statement -> the names its code uses: an edit keeps the other statements (the same nodes), so a new
+# tree's names are gathered from its changed statements only (a walk of a 200k-line tree took a second an edit).
+_TAKEN_IN: "weakref.WeakKeyDictionary[ast.stmt, frozenset]" = weakref.WeakKeyDictionary()
 
 
 def fresh_name(tree: ast.Module, wanted: str) -> str:
@@ -227,19 +239,26 @@ def fresh_name(tree: ast.Module, wanted: str) -> str:
     gathered once per tree: a walk per hoisted temporary made long files quadratic)."""
     taken = _TAKEN.get(tree)
     if taken is None:
+        taken = _TAKEN[tree] = frozenset().union(*map(_names_in, tree.body))
+    name, k = wanted, 2
+    while name in taken:
+        name, k = f"{wanted}{k}", k + 1
+    return name
+
+
+def _names_in(stmt: ast.stmt) -> frozenset:
+    found = _TAKEN_IN.get(stmt)
+    if found is None:
         found = set()
-        for n in ast.walk(tree):
+        for n in ast.walk(stmt):
             if isinstance(n, ast.Name):
                 found.add(n.id)
             elif isinstance(n, ast.arg):
                 found.add(n.arg)
             elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 found.add(n.name)
-        taken = _TAKEN[tree] = frozenset(found)
-    name, k = wanted, 2
-    while name in taken:
-        name, k = f"{wanted}{k}", k + 1
-    return name
+        found = _TAKEN_IN[stmt] = frozenset(found)
+    return found
 
 
 def scope_node(scope):
