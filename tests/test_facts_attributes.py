@@ -13,7 +13,6 @@ every name that ran. None may be wrong.
 
 from __future__ import annotations
 
-import ast
 import sys
 from pathlib import Path
 
@@ -22,13 +21,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 sys.path.insert(0, str(Path(__file__).parent))
-from realmodels.checking import Checker  # noqa: E402
-from realmodels.loading import imported  # noqa: E402
-from realmodels.recorder import Recorder  # noqa: E402
-from realmodels.sites import find_sites  # noqa: E402
+from realmodels.checked import checked, first_fact  # noqa: E402
 
 from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue  # noqa: E402
-from torchwise.engine import analyze  # noqa: E402
 
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="the recorder needs co_positions (Python 3.11+)")
 
@@ -93,42 +88,21 @@ def run():
 """
 
 
-def _checked(source: str, tmp_path, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(source, encoding="utf-8")
-    analysis = analyze(source, str(path))
-    sites = find_sites(analysis.source.tree, analysis.facts.values)
-    recorder = Recorder(str(path), sites)
-    with imported(path) as module:
-        with recorder:
-            module.run()
-    checker = Checker(path.name)
-    checker.check(recorder.frames)
-    assert not checker.problems, "\n".join(map(str, checker.sorted_problems))
-    return analysis, checker
-
-
-def _fact(analysis, name: str):
-    node = next(n for n in ast.walk(analysis.source.tree)
-                if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store))
-    return analysis.facts.values.get(node)
-
-
 def test_an_attribute_stored_from_outside_is_not_what_init_set(tmp_path):
-    analysis, checker = _checked(STORED_OUTSIDE, tmp_path, "stored_outside")
-    y, z = _fact(analysis, "y"), _fact(analysis, "z")
+    analysis, checker = checked(STORED_OUTSIDE, tmp_path, "stored_outside")
+    y, z = first_fact(analysis, "y"), first_fact(analysis, "z")
     assert not (isinstance(y, TensorValue) and y.dtype is not None)  # int64 * 2.5 is float32
     assert isinstance(z, TensorValue) and z.shape is not None  # `shift` is stored by __init__ alone
     assert checker.counts["observations"] >= 8
 
 
 def test_a_list_attribute_has_items_not_known_in_other_methods(tmp_path):
-    analysis, checker = _checked(LIST_ATTRIBUTE, tmp_path, "list_attribute")
-    n, returns, k = _fact(analysis, "n"), _fact(analysis, "returns"), _fact(analysis, "k")
+    analysis, checker = checked(LIST_ATTRIBUTE, tmp_path, "list_attribute")
+    n, returns, k = first_fact(analysis, "n"), first_fact(analysis, "returns"), first_fact(analysis, "k")
     assert not (isinstance(n, ScalarValue) and isinstance(n.value, int))  # 3 then 1 at runtime, not 0
     assert not (isinstance(returns, TensorValue) and returns.shape is not None and returns.shape[0] == 0)
     assert isinstance(k, ScalarValue) and k.value == 3  # a tuple's items stay (its list's items do not)
-    assert isinstance(_fact(analysis, "first"), SeqValue)
+    assert isinstance(first_fact(analysis, "first"), SeqValue)
     assert checker.counts["observations"] >= 10
 
 
@@ -199,16 +173,16 @@ def run():
 
 
 def test_a_plain_class_is_modelled_like_a_module(tmp_path):
-    analysis, checker = _checked(PLAIN_CLASS, tmp_path, "plain_class")
-    scores, probs = _fact(analysis, "scores"), _fact(analysis, "probs")
+    analysis, checker = checked(PLAIN_CLASS, tmp_path, "plain_class")
+    scores, probs = first_fact(analysis, "scores"), first_fact(analysis, "probs")
     # the call's facts; `self.width` the class's own symbol (Agent() is built in a function: self is any instance)
     assert isinstance(scores, TensorValue) and scores.shape is not None and scores.shape[0] == 5 \
         and len(scores.shape) == 2
     assert isinstance(probs, TensorValue) and probs.shape == scores.shape
-    n = _fact(analysis, "n")
+    n = first_fact(analysis, "n")
     assert not (isinstance(n, ScalarValue) and isinstance(n.value, int))  # memory grows outside the class
-    out = _fact(analysis, "out")  # a class with __getattr__ is not modelled
+    out = first_fact(analysis, "out")  # a class with __getattr__ is not modelled
     assert not (isinstance(out, TensorValue) and out.shape is not None)
-    got = _fact(analysis, "got")  # `odd.size = 5` from outside: not what __init__ set
+    got = first_fact(analysis, "got")  # `odd.size = 5` from outside: not what __init__ set
     assert not (isinstance(got, TensorValue) and got.shape is not None and got.shape[1] == 2)
     assert checker.counts["observations"] >= 20

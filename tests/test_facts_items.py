@@ -29,10 +29,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("einops")
 
 sys.path.insert(0, str(Path(__file__).parent))
-from realmodels.checking import Checker  # noqa: E402
-from realmodels.loading import imported  # noqa: E402
-from realmodels.recorder import Recorder  # noqa: E402
-from realmodels.sites import find_sites  # noqa: E402
+from realmodels.checked import WRAPPER, checked  # noqa: E402
 
 from torchwise.analysis.values import TensorValue  # noqa: E402
 from torchwise.engine import analyze  # noqa: E402
@@ -107,14 +104,7 @@ class Attention(nn.Module):
         return out
 
 
-class Wrapper(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
-
+""" + WRAPPER + """
 
 def run():
     block = Wrapper(Attention(8))
@@ -137,24 +127,15 @@ class Attention(nn.Module):
         return q.flatten(2), y, p
 
 
-class Wrapper(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
-
+""" + WRAPPER + """
 
 def run():
     Wrapper(Attention(3))(torch.randn(2, 3, 8, 8))
     Wrapper(Attention(3, downsample=True))(torch.randn(1, 3, 7, 9))
 """
 
-# Forms of vit-pytorch's ParallelViT, NesT, ViT-for-small-datasets and MaxViT: branches given as `*fns`
-# (`Parallel(*[block() for _ in range(n)])`) summed with the builtin `sum`, a layer's output named by the
-# unpacking right below it, `-torch.finfo(dots.dtype).max` as a fill value, `torch.tensor([2 * w - 1, 1])` of a size.
-CORPUS_FORMS = HEADER + """\
+# ParallelViT's branches, summed with the builtin `sum`.
+PARALLEL = """\
 class Parallel(nn.Module):
     def __init__(self, *fns):
         super().__init__()
@@ -162,6 +143,12 @@ class Parallel(nn.Module):
 
     def forward(self, x):
         return sum([fn(x) for fn in self.fns])
+"""
+
+# Forms of vit-pytorch's ParallelViT, NesT, ViT-for-small-datasets and MaxViT: branches given as `*fns`
+# (`Parallel(*[block() for _ in range(n)])`) summed with the builtin `sum`, a layer's output named by the
+# unpacking right below it, `-torch.finfo(dots.dtype).max` as a fill value, `torch.tensor([2 * w - 1, 1])` of a size.
+CORPUS_FORMS = HEADER + PARALLEL + """\
 
 
 class Attention(nn.Module):
@@ -194,14 +181,7 @@ def run():
 # Aggregate(d) if not last else nn.Identity()])` appended per level, unpacked in a loop), CvT's depthwise conv
 # (kernel, padding and stride known only by name), CCT's encoder layer (the input's rank fixed inside the
 # attention it calls: `B, N, C = x.shape`) and its DropPath (`shape = (batch, *((1,) * (x.ndim - 1)))`).
-BRANCHES = HEADER + """\
-class Parallel(nn.Module):
-    def __init__(self, *fns):
-        super().__init__()
-        self.fns = nn.ModuleList(fns)
-
-    def forward(self, x):
-        return sum([fn(x) for fn in self.fns])
+BRANCHES = HEADER + PARALLEL + """\
 
 
 class Attention(nn.Module):
@@ -322,14 +302,7 @@ class Attention(nn.Module):
         return out
 
 
-class Wrapper(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
-
+""" + WRAPPER + """
 
 def run():
     Wrapper(Attention(8))(torch.randn(2, 5, 8))
@@ -383,12 +356,9 @@ def _attention_forward(tree: ast.Module) -> ast.FunctionDef:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_facts_in_forward_are_known_and_true(name, tmp_path):
     source, expected = CASES[name]
-    path = tmp_path / f"{name.replace('-', '_')}.py"
-    path.write_text(source, encoding="utf-8")
-    analysis = analyze(source, str(path))
+    analysis, checker = checked(source, tmp_path, name.replace('-', '_'))
     facts = analysis.facts.values
-    tree = analysis.source.tree
-    forward = _attention_forward(tree)
+    forward = _attention_forward(analysis.source.tree)
     ranks = {}  # (each name's first assignment)
     for node in sorted(ast.walk(forward), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in expected:
@@ -396,15 +366,6 @@ def test_facts_in_forward_are_known_and_true(name, tmp_path):
             ranks.setdefault(node.id, len(fact.shape) if isinstance(fact, TensorValue) and fact.shape is not None
                              else None)
     assert ranks == expected, f"{name}: the engine's ranks {ranks}"
-
-    sites = find_sites(tree, facts)
-    recorder = Recorder(str(path), sites)
-    with imported(path) as module:
-        with recorder:
-            module.run()
-    checker = Checker(path.name)
-    checker.check(recorder.frames)
-    assert not checker.problems, "\n".join(map(str, checker.sorted_problems))
     assert checker.counts["observations"] > 20 and checker.counts["symbolic dims"] > 10
 
 
@@ -492,14 +453,7 @@ class N(nn.Module):
         return y
 
 
-class Wrapper(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
-
+""" + WRAPPER + """
 
 def run():
     Wrapper(M(3, False))(torch.randn(2, 3))
@@ -513,15 +467,5 @@ def test_one_of_a_few_modules_rules_a_rank_out_only_where_every_option_raises(tm
     """``self.norm = nn.BatchNorm2d(3) if flag else nn.Identity()``: a rank trial of ``x`` must not drop rank 2
     because the BatchNorm2d option raises on it (the Identity does not); the same with a module of the file that
     unpacks ``B, N, C = x.shape`` against an ``nn.Linear``. Run for real, no fact is wrong."""
-    path = tmp_path / "one_of_a_few.py"
-    path.write_text(ONE_OF_A_FEW, encoding="utf-8")
-    analysis = analyze(ONE_OF_A_FEW, str(path))
-    sites = find_sites(analysis.source.tree, analysis.facts.values)
-    recorder = Recorder(str(path), sites)
-    with imported(path) as module:
-        with recorder:
-            module.run()
-    checker = Checker(path.name)
-    checker.check(recorder.frames)
+    _, checker = checked(ONE_OF_A_FEW, tmp_path, "one_of_a_few")
     assert checker.counts["observations"] > 20
-    assert not checker.problems, "\n".join(map(str, checker.sorted_problems))

@@ -6,13 +6,17 @@ near-misses (a pin on some paths only, a pattern with an ellipsis) must claim no
 
 from __future__ import annotations
 
-import ast
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 
-from torchwise.analysis.values import TensorValue
-from torchwise.engine import analyze
+sys.path.insert(0, str(Path(__file__).parent))
+from realmodels.checked import stores  # noqa: E402
+
+from torchwise.analysis.values import TensorValue  # noqa: E402
+from torchwise.engine import analyze  # noqa: E402
 
 HEADER = "import torch\nimport torch.nn as nn\nfrom einops import rearrange\nfrom einops.layers.torch import Rearrange\n"
 
@@ -112,10 +116,7 @@ class Layer(nn.Module):
 
 def _forward_facts(source: str, name: str) -> list:
     analysis = analyze(HEADER + source, "case.py")
-    stores = sorted((node for node in ast.walk(analysis.source.tree)
-                     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name),
-                    key=lambda node: (node.lineno, node.col_offset))
-    return [analysis.facts.values.get(node) for node in stores]
+    return [analysis.facts.values.get(node) for node in stores(analysis.source.tree, name)]
 
 
 def _build(source: str, cls: str, args: tuple):

@@ -5,5 +5,6 @@
 - ``sites``: the names in the file the engine states a checkable fact about, and the loops around them;
 - ``recorder``: ``sys.settrace`` over that file's code: the runtime value at each of those names, per call;
 - ``checking``: the engine's facts against those values (ranks, dims, symbols, dtypes, devices);
-- ``catalogue``: the models, their tiny configs and the inputs they run on.
+- ``catalogue``: the models, their tiny configs and the inputs they run on;
+- ``checked``: a small program of a test analysed, run under the recorder and checked in one call.
 """
