@@ -29,7 +29,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("einops")
 
 sys.path.insert(0, str(Path(__file__).parent))
-from realmodels.checked import WRAPPER, checked  # noqa: E402
+from realmodels.checked import WRAPPER, checked, first_fact, stores  # noqa: E402
 
 from torchwise.analysis.values import TensorValue  # noqa: E402
 from torchwise.engine import analyze  # noqa: E402
@@ -469,3 +469,98 @@ def test_one_of_a_few_modules_rules_a_rank_out_only_where_every_option_raises(tm
     unpacks ``B, N, C = x.shape`` against an ``nn.Linear``. Run for real, no fact is wrong."""
     _, checker = checked(ONE_OF_A_FEW, tmp_path, "one_of_a_few")
     assert checker.counts["observations"] > 20
+
+
+BRANCH_IN_A_LOOP = """\
+import torch
+
+
+def shrink(x, flags):
+    outs = []
+    for c in flags:
+        x = x[:, :-1] if c else x
+        if c:
+            x = x[:, :-1]
+        outs.append(x)
+    y = torch.cat(outs, dim=1)
+    return x, y
+
+
+def run():
+    shrink(torch.randn(2, 10), [True, False, True])
+    shrink(torch.randn(3, 7), [False, True])
+"""
+
+
+def test_a_branch_in_a_loop_gives_one_size_per_pass(tmp_path):
+    """``x = x[:, :-1] if c else x`` (or an ``if``) in a loop: x keeps its rank, its size a symbol of that pass;
+    the list it is appended to must not claim one size for all its items (``cat`` was ``3*n``, wrongly)."""
+    analysis, _ = checked(BRANCH_IN_A_LOOP, tmp_path, "branch_in_a_loop")
+    y = first_fact(analysis, "y")
+    assert not (isinstance(y, TensorValue) and y.shape is not None)
+    xs = [analysis.facts.values.get(n) for n in stores(analysis.source.tree, "x")]
+    assert all(isinstance(x, TensorValue) and x.shape is not None and len(x.shape) == 2 for x in xs[:2])
+
+
+CALLED_BRANCH_IN_A_LOOP = """\
+import torch
+import torch.nn as nn
+
+
+def pick(x, c):
+    if c:
+        return x[:, :-1]
+    return x
+
+
+def pick2(x, c):
+    return x[:, :-1] if c else x
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(10, 10)
+
+    def forward(self, x, c):
+        x = self.lin(x)
+        if c:
+            return x[:, :-1]
+        return x
+
+
+def shrink(x, flags):
+    outs = []
+    for c in flags:
+        x = pick(x, c)
+        outs.append(x)
+    a = torch.cat(outs, dim=1)
+    return x, a
+
+
+def run():
+    x = torch.randn(2, 10)
+    m = M()
+    outs, outs2, outs3 = [], [], []
+    for c in [True, False, True]:
+        outs.append(pick(x, c))
+        outs2.append(pick2(x, c))
+        outs3.append(m(x, c))
+    y = torch.cat(outs, dim=1)
+    z = torch.cat(outs2, dim=1)
+    w = torch.cat(outs3, dim=1)
+    v = torch.cat([m(x, c) for c in [True, False]], dim=1)
+    shrink(torch.randn(2, 10), [True, False, True])
+"""
+
+
+def test_a_call_in_a_loop_that_returns_a_branch_gives_one_size_per_pass(tmp_path):
+    """A function (or a module's forward) whose two returns differ in size, called in a loop: the returns' symbol
+    is the size of whichever ran in that call, so a list of the results must not claim one size for all items
+    (``torch.cat(outs, 1)`` was ``(2, 3*n)``, wrongly, for the items 9, 10, 9; a list comprehension's was
+    ``(2, 2*n)`` for 9, 10)."""
+    analysis, _ = checked(CALLED_BRANCH_IN_A_LOOP, tmp_path, "called_branch_in_a_loop")
+    for name in ("y", "z", "w", "v", "a"):
+        value = first_fact(analysis, name)
+        assert not (isinstance(value, TensorValue) and value.shape is not None and not
+                    all(isinstance(d, int) for d in value.shape)), (name, value)

@@ -148,11 +148,12 @@ class Env:
     def copy(self) -> "Env":
         return Env(self.scope, dict(self.vars), self.self_class)
 
-    def joined(self, other: "Env", loop=None, made: Optional[set] = None, branch=None) -> "Env":
+    def joined(self, other: "Env", loop=None, made: Optional[set] = None, branch=None,
+               minted: Optional[set] = None) -> "Env":
         """What holds on both paths. At a loop's head (``loop``: the loop statement), a tensor whose sizes change
         from pass to pass keeps its rank: each changing size is a symbol of the loop's own, for that pass (the
         names given one are added to ``made``). After an ``if`` (``branch``), a tensor of one rank on both paths
-        keeps it, each differing size a symbol of that statement's own."""
+        keeps it, each differing size a symbol of that statement's own (its name added to ``minted``)."""
         mine_vars, their_vars = self.vars, other.vars
         # The very same value on both paths (most names, most of the time) is its own join: copied at C speed. A
         # module-level `if` or loop joins every name of the module, so this was most of a script's cost.
@@ -160,7 +161,7 @@ class Env:
         for k in _differing_names(mine_vars, their_vars):
             a, b = mine_vars[k], their_vars.get(k)
             merged[k] = _widened(a, b, (id(loop), k), made) if loop is not None else \
-                _branches_joined(a, b, (id(branch), k)) if branch is not None else join(a, b)
+                _branches_joined(a, b, (id(branch), k), minted) if branch is not None else join(a, b)
         for k in their_vars.keys() - mine_vars.keys():
             merged[k] = None  # bound on one path only: unknown after
         merged.pop("<self>", None)
@@ -214,6 +215,7 @@ class Inference:
         self._previous_statement: Optional[ast.stmt] = None  # the statement before the one run now, in its block
         self._item_axes = False  # a pattern names an item's axes: fresh symbols (each item has sizes of its own)
         self._by_trial: set = set()  # ids of the parameter values a trial decided (use still names their dims)
+        self._per_pass: set = set()  # names of the symbols a branch inside a loop made: one size per pass
         self._bindings = _bindings_signature(index.module_scope)
         # Every name each def or top-level statement mentions, kept for the nodes the incremental parse reused.
         self._names_in: dict = dict(getattr(previous, "_names_in", {})) if previous is not None else {}
@@ -1239,8 +1241,8 @@ class Inference:
         elif ends_else and not ends_body:
             merged = body
         else:
-            # Outside loops only: a symbol for "whichever branch ran" stands for one size per frame.
-            merged = body.joined(orelse, branch=stmt if self._loop_depth == 0 else None)
+            # In a loop, a symbol for "whichever branch ran" stands for one size per pass (see _loop_passes).
+            merged = body.joined(orelse, branch=stmt, minted=self._per_pass if self._loop_depth else None)
             self._set_on_one_path(env, body, orelse, merged)
         env.vars = merged.vars
 
@@ -1382,6 +1384,10 @@ class Inference:
             if not is_for:
                 self.eval(stmt.test, body)
             widened = state.joined(body, loop=stmt, made=made)
+            if self._per_pass:
+                # A branch's symbol in a loop is one size per pass: what outlives the pass (a list's items, an
+                # attribute, a name kept as it was) must not claim one size for all of them.
+                widened.vars = {k: _without_sizes(v, self._per_pass) for k, v in widened.vars.items()}
             if widened.vars == state.vars:
                 break
             state.vars = widened.vars
@@ -1468,6 +1474,17 @@ class Inference:
         method = _EXPRESSIONS.get(type(node))
         value = method(self, node, env) if method is not None else self._eval_children(node, env)
         if value is not None:
+            if self._loop_depth and isinstance(node, ast.Call) and not self._specializing:
+                # A call in a loop whose result has a symbol nothing in scope has (a branch's or its returns'
+                # in the callee: the size of whichever ran in that call): one size per pass here
+                # (``outs.append(pick(x, c))``), forgotten at the loop head in what outlives the pass.
+                new = _symbol_names(value) - self._per_pass
+                if new:
+                    for v in env.vars.values():
+                        new -= _symbol_names(v)
+                        if not new:
+                            break
+                    self._per_pass.update(new)
             self.values[node] = value
         else:
             # A loop body runs more than once: an earlier pass's fact must not outlive a later "unknown".
@@ -1771,7 +1788,8 @@ class Inference:
         other, else_raises = self._branch(lambda: self.eval(node.orelse, orelse))
         if body_raises and else_raises:
             self.certainly_raises()
-        return other if body_raises else value if else_raises else _branches_joined(value, other, id(node))
+        return other if body_raises else value if else_raises else \
+            _branches_joined(value, other, id(node), self._per_pass if self._loop_depth else None)
 
     def _named_expr(self, node: ast.NamedExpr, env: Env):
         value = self.eval(node.value, env)
@@ -1817,6 +1835,16 @@ class Inference:
             self.eval(node.value, inner)
             return None
         element = self.eval(node.elt, inner)
+        new = _symbol_names(element)
+        if new:
+            # A symbol nothing in scope has (a called function's two returns of different sizes): the size of that
+            # item's call only, not one size for every item (``torch.cat([pick(x, c) for c in cs], 1)``)
+            for v in inner.vars.values():
+                new -= _symbol_names(v)
+                if not new:
+                    break
+            if new:
+                element = _without_sizes(element, new)
         if isinstance(node, ast.ListComp):
             length = None
             if len(node.generators) == 1 and not node.generators[0].ifs:
@@ -2188,16 +2216,54 @@ def _widened(a, b, key, made: Optional[set] = None):
     return joined
 
 
-def _branches_joined(a, b, key):
+def _branches_joined(a, b, key, minted: Optional[set] = None):
     """``join`` of two branches (an if-expression's, an ``if``'s, a function's returns; ``key`` says which): tensors
-    of one rank keep it, each differing size a symbol of the branch point's own (the size of whichever ran)."""
+    of one rank keep it, each differing size a symbol of the branch point's own (the size of whichever ran; its
+    name added to ``minted`` when given)."""
     joined = join(a, b)
     if isinstance(joined, TensorValue) and joined.shape is None and isinstance(a, TensorValue) \
             and isinstance(b, TensorValue) and a.shape is not None and b.shape is not None \
             and len(a.shape) == len(b.shape):
-        return joined.with_(shape=tuple(x if x == y else Sym.var(f"n#{abs(hash((key, i))) % 10 ** 12}")
-                                        for i, (x, y) in enumerate(zip(a.shape, b.shape))))
+        shape = tuple(x if x == y else Sym.var(f"n#{abs(hash((key, i))) % 10 ** 12}")
+                      for i, (x, y) in enumerate(zip(a.shape, b.shape)))
+        if minted is not None:
+            minted.update(f"n#{abs(hash((key, i))) % 10 ** 12}" for i, (x, y) in enumerate(zip(a.shape, b.shape))
+                          if x != y)
+        return joined.with_(shape=shape)
     return joined
+
+
+def _symbol_names(value) -> set:
+    """The names of the symbols any size of ``value`` mentions."""
+    names: set = set()
+    if isinstance(value, dict):  # (`<self>`: the attributes)
+        for v in value.values():
+            names |= _symbol_names(v)
+        return names
+
+    def note(d):
+        if isinstance(d, Sym):
+            names.update(d.symbols)
+        return d
+    map_dims(value, note)
+    return names
+
+
+def _without_sizes(value, names: set):
+    """``value`` with every size that mentions one of ``names`` forgotten (a tensor's shape, a list's length)."""
+    if isinstance(value, dict):  # (`<self>`: the attributes)
+        return {k: _without_sizes(v, names) for k, v in value.items()}
+    mentioned = []
+    map_dims(value, lambda d: mentioned.append(d) if isinstance(d, Sym) and d.symbols & names else d)
+    if not mentioned:
+        return value
+    if isinstance(value, TensorValue):
+        return value.with_(shape=None, strides=None)
+    if isinstance(value, SeqValue):
+        return SeqValue(value.kind, None if value.items is None else
+                        tuple(_without_sizes(i, names) for i in value.items),
+                        _without_sizes(value.element, names), None, value.fields)
+    return None
 
 
 def _leave_loop(loop, env: "Env", made: set) -> None:
