@@ -56,6 +56,7 @@ import argparse
 import ast
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -73,6 +74,8 @@ REPO = Path(__file__).resolve().parent.parent
 FORWARD_GROUPS = {"nanoGPT": "nanoGPT/model.py", "minGPT": "minGPT/mingpt/model.py",
                   "vit-pytorch": "vit-pytorch/vit_pytorch/"}
 TARGET_FORWARD, TARGET_OPS = 0.80, 0.95  # the goals the engine work aims at
+TENSOR_HOVER = re.compile(r"(\*\*[^\n]*?\*\*: )?`Tensor\[")  # a tensor's hover, not a list's or a tuple's
+
 # torch namespaces and functions that neither take nor make tensor facts: not op calls.
 NOT_OPS = ("torch._", "torch.optim.", "torch.utils.", "torch.distributed.", "torch.multiprocessing.",
            "torch.backends.", "torch.cuda.", "torch.mps.", "torch.npu.", "torch.xpu.", "torch.accelerator.",
@@ -343,7 +346,8 @@ def _measure(analysis, result: FileResult, forward: bool) -> None:
         hovered = 0
         for name in names:
             answer = explainer.hover(analysis.source.span(name).start)
-            tensor = answer is not None and "`Tensor[" in answer[0]
+            # (the first line: a list or tuple of tensors shows them on the lines below, and is not one)
+            tensor = answer is not None and TENSOR_HOVER.match(answer[0]) is not None
             hovered += tensor
             fact = fact_text(values.get(name))
             result.forward_names.append((name.lineno, name.col_offset + 1, name.id, fact, tensor))

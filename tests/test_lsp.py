@@ -194,6 +194,26 @@ async def test_hover_on_view_shows_layout(client):
     assert ".view" in text and "not contiguous (strides (1, 4))" in text
 
 
+SEQUENCES = (
+    "import torch\n"
+    "x = torch.randn(8, 16)\n"
+    "rows = [x[i] * 2 for i in range(8)]\n"
+    "best = torch.randn(4, 5).max(dim=1)\n"
+    "pair = (x, 3)\n"
+)
+
+
+async def test_hover_on_a_list_or_tuple_shows_its_items(client):
+    """One line for items alike, one line per item when they differ (named fields by name)."""
+    doc = editor(client, "hover_sequences.py", SEQUENCES).open()
+    await doc.diagnostics()
+    assert await hover_at(client, doc, 2, 1) == "**rows**: `list` of 8 · each `Tensor[float32, (16,)]` on cpu · contiguous"
+    best = await hover_at(client, doc, 3, 1)
+    assert "- .values: `Tensor[float32, (4,)]`" in best and "- .indices: `Tensor[int64, (4,)]`" in best
+    pair = await hover_at(client, doc, 4, 1)
+    assert pair.splitlines()[1:] == ["- [0]: `Tensor[float32, (8, 16)]` on cpu · contiguous", "- [1]: `int = 3`"]
+
+
 async def test_hover_on_nothing_known_is_empty(client):
     doc = editor(client, "hover_none.py", "import os\nx = os.getcwd()\n").open()
     await doc.diagnostics()

@@ -101,11 +101,40 @@ def describe(value) -> Optional[str]:
     if isinstance(value, SeqValue) and value.kind == "size" and value.items is not None:
         dims = [i.value if isinstance(i, ScalarValue) else None for i in value.items]
         return f"`torch.Size({shape_text(dims)})`"
+    if isinstance(value, SeqValue) and value.kind in ("list", "tuple"):
+        return sequence_text(value)
     if isinstance(value, DeviceValue):
         return f"`device({value.device or '?'})`"
     if isinstance(value, DtypeValue) and value.dtype is not None:
         return f"`{value.dtype.torch_name}`"
     return None
+
+
+_MAX_ITEM_LINES = 8
+
+
+def sequence_text(value: SeqValue) -> Optional[str]:
+    """A list or tuple: ``list of 8 · each `Tensor[...]` ``, or one line per item when they differ (``x.chunk``'s
+    tuple, ``max(dim=1)``'s values and indices). Nothing when nothing is known of its items."""
+    items = value.items
+    if items is not None and 1 < len(items) <= _MAX_ITEM_LINES and any(i != items[0] for i in items[1:]):
+        labels = value.fields or range(len(items))
+        lines = [f"- {'.' if value.fields else '['}{label}{'' if value.fields else ']'}: {_item_line(item)}"
+                 for label, item in zip(labels, items)]
+        return f"`{value.kind}` of {len(items)}\n" + "\n".join(lines)
+    each = _item_line(value.each)
+    if each == "?":
+        return None
+    length = len(items) if items is not None else dim_text(value.length) if value.length is not None else "?"
+    return f"`{value.kind}` of {length} · each {each}"
+
+
+def _item_line(item) -> str:
+    """One item of a sequence, on one line."""
+    if isinstance(item, TensorValue):
+        return tensor_line(item)
+    described = describe(item) if item is not None else None
+    return described.split("\n", 1)[0] if described else "?"
 
 
 def broadcast_table(rows: list[tuple[str, tuple]], result: Optional[tuple], clash: Optional[shapes.ShapeError]) -> str:
