@@ -437,7 +437,8 @@ class LayerInputMismatch(Rule):
     summary = ("Flags a call of a convolution, batch norm, layer norm or recurrent layer whose input cannot fit it: "
                "channels that are not the layer's `in_channels` (`num_features`), trailing sizes that are not its "
                "`normalized_shape`, a last dim that is not an LSTM's / GRU's `input_size`; "
-               "also through a module's own attributes (`self.conv2(x)` inside `forward`).")
+               "also through a module's own attributes (`self.conv2(x)` inside `forward`), and `F.conv1d/2d/3d` "
+               "given a weight of other in-channels (times `groups`) than the input's.")
     why = ("A layer is built for one size: `nn.Conv2d(32, 64, 3)` has a `(64, 32, 3, 3)` weight and raises `expected "
            "input[2, 16, 8, 8] to have 32 channels, but got 16 channels instead`. The usual cause is a layer whose "
            "size was not updated when the one before it changed, or channels-last data fed to a channels-first layer.")
@@ -449,6 +450,8 @@ class LayerInputMismatch(Rule):
         Valid("import torch\nimport torch.nn as nn\ngru = nn.GRU(16, 32)\nout, h = gru(torch.randn(7, 2, 16))\n"),
         # A depthwise convolution: in_channels = groups.
         Valid("import torch\nimport torch.nn as nn\ndw = nn.Conv2d(8, 8, 3, groups=8)\ny = dw(torch.randn(1, 8, 5, 5))\n"),
+        Valid("import torch\nimport torch.nn.functional as F\nx = torch.randn(2, 8, 5, 5)\n"
+              "y = F.conv2d(x, torch.randn(8, 1, 3, 3), groups=8)\n"),
         # Without running statistics or affine weights, batch norm never reads num_features.
         Valid("import torch\nimport torch.nn as nn\nbn = nn.BatchNorm2d(8, affine=False, track_running_stats=False)\n"
               "y = bn(torch.randn(2, 3, 4, 4))\n"),
@@ -464,9 +467,15 @@ class LayerInputMismatch(Rule):
         Invalid("import torch\nimport torch.nn as nn\nbn = nn.BatchNorm2d(16)\ny = bn(torch.randn(2, 32, 4, 4))\n"),
         Invalid("import torch\nimport torch.nn as nn\nlstm = nn.LSTM(10, 20, batch_first=True)\n"
                 "out, state = lstm(torch.randn(2, 7, 16))\n"),
+        Invalid("import torch\nimport torch.nn.functional as F\nx = torch.randn(8, 3, 32, 32)\n"
+                "w = torch.randn(16, 4, 3, 3)\ny = F.conv2d(x, w, padding=1)\n"),
     )
 
     def check(self, node: ast.Call, scope: Scope, ctx: Context) -> Iterator[Finding]:
+        functional = _functional_conv(node, scope, ctx)
+        if functional is not None:
+            yield from (self.finding(ctx, node, message) for message in functional)
+            return
         if len(node.args) != 1 or node.keywords:
             return
         module, x = ctx.value(node.func), tensor(ctx, node.args[0])
@@ -475,6 +484,34 @@ class LayerInputMismatch(Rule):
         message = _layer_misfit(module, x.shape)
         if message is not None:
             yield self.finding(ctx, node, message)
+
+
+def _functional_conv(node: ast.Call, scope: Scope, ctx: Context) -> Optional[list[str]]:
+    """``F.conv2d(x, w, ..., groups=g)``: None when the call is not one; else PyTorch's complaint, if it certainly
+    raises: the input's channels are not ``w.shape[1] * groups``."""
+    qualname = scope.qualname(node.func)
+    rank = {"torch.nn.functional.conv1d": 1, "torch.nn.functional.conv2d": 2, "torch.nn.functional.conv3d": 3,
+            "torch.conv1d": 1, "torch.conv2d": 2, "torch.conv3d": 3}.get(qualname or "")
+    if rank is None:
+        return None
+    keywords = {k.arg: k.value for k in node.keywords}
+    if None in keywords or any(isinstance(a, ast.Starred) for a in node.args):
+        return []
+    x = tensor(ctx, node.args[0] if node.args else keywords.get("input"))
+    weight = tensor(ctx, node.args[1] if len(node.args) > 1 else keywords.get("weight"))
+    groups_node = node.args[6] if len(node.args) > 6 else keywords.get("groups")
+    groups = ctx.value(groups_node) if groups_node is not None else ScalarValue("int", 1)
+    if x is None or weight is None or x.shape is None or weight.shape is None or len(weight.shape) != rank + 2 \
+            or len(x.shape) not in (rank + 1, rank + 2) or not isinstance(groups, ScalarValue) \
+            or not isinstance(groups.value, int) or isinstance(groups.value, bool):
+        return []
+    expected = dims.product((weight.shape[1], groups.value))
+    channels = x.shape[1 if len(x.shape) == rank + 2 else 0]
+    if dims.dim_eq(channels, expected) is not False:
+        return []
+    where = "second" if len(x.shape) == rank + 2 else "first"
+    return [f"`conv{rank}d` with weight {fmt_shape(weight.shape)} expects input with {expected} channels, but input "
+            f"{fmt_shape(x.shape)} has {channels} (channels come {where})"]
 
 
 _CONV_RANKS = {"Conv1d": 1, "Conv2d": 2, "Conv3d": 3}
