@@ -360,3 +360,18 @@ if __name__ == "__main__":
     assert isinstance(y, TensorValue) and len(y.shape) == 3 and y.shape[-1] == 4
     assert all(not isinstance(d, int) for d in y.shape[:2])  # the demo's 2 and 5 are not every call's
     assert y.dtype.short == "float32"  # from the layer's weights: an input of another dtype raises
+
+
+def test_a_layer_converted_in_place_through_self_has_its_new_dtype():
+    """``self.fc.double()`` in ``__init__`` converts the layer in place: ``forward`` sees float64 weights (it saw
+    the float32 ones). A layer reached deeper (``self.seq[0].double()``) changes what holds it: forgotten."""
+    analysis = analyze(HEADER + "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                       "        self.fc = nn.Linear(8, 2)\n        self.fc.double()\n"
+                       "        self.seq = nn.Sequential(nn.Linear(8, 2))\n        self.seq[0].double()\n\n"
+                       "    def forward(self, x):\n        a = self.fc\n        b = self.seq\n        return a(x)\n",
+                       "case.py")
+    facts = {node.id: analysis.facts.values.get(node) for node in ast.walk(analysis.source.tree)
+             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    assert facts["a"].param("weight").dtype.short == "float64"
+    seq = facts.get("b")
+    assert seq is None or seq.children is None or seq.children[0].param("weight").dtype.short != "float32"

@@ -1933,10 +1933,8 @@ class Inference:
                     # What every item of the list now is: the items before (none, for a new list) and this one.
                     each = added if receiver.items == () else join(receiver.each, added)
                     env.vars[func.value.id] = SeqValue("list", element=each)
-            elif isinstance(receiver, ModuleValue) and isinstance(result, ModuleValue) \
-                    and func.attr in ops.MODULE_CONVERSIONS and isinstance(func.value, ast.Name):
-                # `model.double()` converts the module in place: later reads see the new parameters.
-                self._bind(func.value, result, env)
+            elif isinstance(receiver, ModuleValue) and func.attr in ops.MODULE_CONVERSIONS:
+                self._converted_in_place(func.value, result if isinstance(result, ModuleValue) else None, env)
             elif result is None:
                 self._forget_passed_lists(call, env)
             return result
@@ -1947,6 +1945,28 @@ class Inference:
             return result
         callee = self.eval(func, env)
         return ops.call_value(self, callee, call)
+
+    def _converted_in_place(self, target: ast.expr, result, env: Env) -> None:
+        """``model.double()``, ``self.fc.double()`` convert the layer in place: later reads see the new parameters.
+        A layer reached deeper (``self.blocks[0].double()``, ``model.fc.double()``) changes what holds it too, which
+        is forgotten (the outermost name or attribute of ``self``)."""
+        if isinstance(target, ast.Name) or self._is_own_attribute(target, env):
+            self._bind(target, result, env)
+            return
+        outer = target
+        while isinstance(outer, (ast.Attribute, ast.Subscript)) and not isinstance(outer.value, ast.Name):
+            outer = outer.value
+        if isinstance(outer, (ast.Attribute, ast.Subscript)) and isinstance(outer.value, ast.Name):
+            holder = outer if self._is_own_attribute(outer, env) else outer.value
+            self._bind(holder, None, env)
+
+    def _is_own_attribute(self, node: ast.expr, env: Env) -> bool:
+        """``self.name``, read in a method of the class being analysed."""
+        if not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Name):
+            return False
+        receiver = env.vars.get(node.value.id)
+        return isinstance(receiver, InstanceValue) and receiver.bindings is None \
+            and receiver.class_name == env.self_class
 
     def _instance_call(self, instance: InstanceValue, func: ast.Attribute, call, env: Env):
         """``self.fc1(x)``, ``self.attn(x)``, ``self.helper(x)``, ``self.register_buffer("mask", m)``."""

@@ -9,7 +9,7 @@ from torchwise.analysis import dims, dtypes, optable, shapes
 from torchwise.analysis.dims import fmt_shape
 from torchwise.analysis.ops import MATMUL_KINDS
 from torchwise.analysis.scopes import Scope
-from torchwise.analysis.values import ModuleValue, ScalarValue, SeqValue, TensorValue
+from torchwise.analysis.values import InstanceValue, ModuleValue, ScalarValue, SeqValue, TensorValue
 from torchwise.findings import Edit, Finding, Fix, Severity
 from torchwise.rules import edits
 from torchwise.rules.base import Context, Invalid, Rule, Valid
@@ -312,6 +312,29 @@ class CatSizeMismatch(Rule):
             yield self.finding(ctx, node, err.message)
 
 
+_FULL_FLOATS = (dtypes.DType.float32, dtypes.DType.float64)
+_FLOAT_LAYERS = frozenset({"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+                           "ConvTranspose3d", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+                           "LSTM", "GRU", "RNN", "PReLU"})
+_WEIGHT_OF = {"LSTM": "weight_ih_l0", "GRU": "weight_ih_l0", "RNN": "weight_ih_l0"}
+
+
+def _read_through_self(func: ast.AST, ctx: Context) -> bool:
+    """``self.fc``, ``self.blocks[0]``: a layer reached through an instance of this file's own classes."""
+    while isinstance(func, (ast.Attribute, ast.Subscript)):
+        func = func.value
+    return isinstance(func, ast.Name) and isinstance(ctx.facts.values.get(func), InstanceValue)
+
+
+def _under_autocast(node: ast.AST, ctx: Context) -> bool:
+    """Inside ``with torch.autocast(...)`` (or ``torch.cuda.amp.autocast()``), which casts a layer's inputs."""
+    for stmt in ctx.statements_around(node):
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(
+                "autocast" in ast.unparse(item.context_expr) for item in stmt.items):
+            return True
+    return False
+
+
 class IncompatibleDtypes(Rule):
     local = True
     code = "TW504"
@@ -319,7 +342,8 @@ class IncompatibleDtypes(Rule):
     severity = Severity.ERROR
     runtime_error = True
     summary = ("Flags matrix products of different dtypes (`int64 @ float32`), `nn.Linear`/`nn.Conv*`/`F.linear` "
-               "on integer tensors, and `nn.Embedding` indexed by floats.")
+               "on integer tensors, a layer (linear, convolution, norm, recurrent) of float32 weights given float64 "
+               "input (numpy's default) or the other way round, and `nn.Embedding` indexed by floats.")
     why = ("Matrix products and layers do not promote: both operands must have one dtype (`expected m1 and m2 "
            "to have the same dtype`), layers' weights are floats, and an embedding looks rows up by integer "
            "index. Integer data (labels, token ids, counts) reaching a layer is the usual cause.")
@@ -329,6 +353,8 @@ class IncompatibleDtypes(Rule):
         Valid("import torch\na = torch.randn(2, 3)\nb = torch.randn(3, 4)\nc = a @ b\n"),
         Valid("import torch\na = torch.randint(0, 5, (2, 3))\nb = torch.randint(0, 5, (3, 4))\nc = a @ b\n"),
         Valid("import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 4)\nv = emb(torch.tensor([1, 2]))\n"),
+        Valid("import torch\nimport torch.nn as nn\nfc = nn.Linear(8, 2).double()\n"
+              "y = fc(torch.randn(4, 8, dtype=torch.float64))\n"),
     )
     invalid = (
         Invalid("import torch\nidx = torch.randint(0, 5, (2, 3))\nw = torch.randn(3, 4)\ny = idx @ w\n",
@@ -340,6 +366,11 @@ class IncompatibleDtypes(Rule):
                 "y = fc(counts.float())\n"),
         Invalid("import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 4)\nv = emb(torch.tensor([1.0, 2.0]))\n",
                 "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 4)\nv = emb(torch.tensor([1.0, 2.0]).long())\n"),
+        # float64 from numpy reaching a float32 layer
+        Invalid("import numpy as np\nimport torch\nimport torch.nn as nn\nfc = nn.Linear(3, 2)\n"
+                "x = torch.from_numpy(np.random.rand(5, 3))\ny = fc(x)\n",
+                "import numpy as np\nimport torch\nimport torch.nn as nn\nfc = nn.Linear(3, 2)\n"
+                "x = torch.from_numpy(np.random.rand(5, 3))\ny = fc(x.float())\n"),
     )
 
     def check(self, node: ast.AST, scope: Scope, ctx: Context) -> Iterator[Finding]:
@@ -358,12 +389,31 @@ class IncompatibleDtypes(Rule):
             elif module.kind == "Embedding" and x.dtype not in (dtypes.DType.int64, dtypes.DType.int32):
                 yield self.finding(ctx, node, f"`nn.Embedding` needs int64 or int32 indices, got {x.dtype.short}",
                                    [self._cast(ctx, node.args[0], ".long()")])
+            else:
+                yield from self._check_float_layer(node, module, x, ctx)
         if isinstance(node, ast.Call) and scope.qualname(node.func) == "torch.nn.functional.linear" \
                 and len(node.args) >= 2:
             x, weight = tensor(ctx, node.args[0]), tensor(ctx, node.args[1])
             if x is not None and weight is not None and x.dtype and weight.dtype and x.dtype != weight.dtype:
                 yield self.finding(ctx, node, f"`F.linear` of {x.dtype.short} input with {weight.dtype.short} "
                                               "weight: dtypes must match")
+
+    def _check_float_layer(self, node: ast.Call, module: ModuleValue, x: TensorValue, ctx: Context):
+        """A layer of float32 weights given float64 input (numpy's default), or the other way round: layers do
+        not promote. Half and bfloat16 are left alone (autocast and mixed-precision kernels differ by device)."""
+        weight = module.param(_WEIGHT_OF.get(module.kind, "weight"))
+        if _read_through_self(node.func, ctx):
+            # `self.fc(x)` in a method: the module may have been converted since `__init__` (`model.double()`,
+            # `model.to(dtype)` here or by an importer), and its parameters' dtype is not known here.
+            return
+        if module.kind not in _FLOAT_LAYERS or weight is None or weight.dtype not in _FULL_FLOATS \
+                or x.dtype not in _FULL_FLOATS or weight.dtype == x.dtype or _under_autocast(node, ctx):
+            return
+        cast = ".float()" if weight.dtype == dtypes.DType.float32 else ".double()"
+        why = f"; the input {x.why}" if x.why else ""
+        yield self.finding(ctx, node, f"`nn.{module.kind}` has {weight.dtype.short} weights but the input is "
+                                      f"{x.dtype.short}, and layers do not convert their input{why}",
+                           [self._cast(ctx, node.args[0], cast)])
 
     def _check_product(self, node, found, ctx: Context) -> Iterator[Finding]:
         kind, left_node, right_node = found
