@@ -375,3 +375,20 @@ def test_a_layer_converted_in_place_through_self_has_its_new_dtype():
     assert facts["a"].param("weight").dtype.short == "float64"
     seq = facts.get("b")
     assert seq is None or seq.children is None or seq.children[0].param("weight").dtype.short != "float32"
+
+
+def test_a_modules_own_tensors_have_no_device_in_its_methods():
+    """``m.cuda()`` / ``model.to(device)`` (here or by an importer) moves a module's parameters and buffers after
+    ``__init__``: in ``forward`` their device is not known, and ``x * self.scale`` with ``x`` on CUDA is no device
+    clash (TW204 said "cuda and cpu")."""
+    source = ("class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.scale = nn.Parameter(torch.ones(8))\n        self.fc = nn.Linear(8, 8)\n"
+              "        here = self.scale\n\n"
+              "    def forward(self, x):\n        y = x * self.scale\n        w = self.fc.weight\n        return y\n\n\n"
+              "m = M()\nm.cuda()\nout = m(torch.randn(4, 8, device='cuda'))\n")
+    analysis = analyze(HEADER + source, "case.py")
+    assert "TW204" not in [f.code for f in analysis.findings]
+    facts = {node.id: analysis.facts.values.get(node) for node in ast.walk(analysis.source.tree)
+             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    assert facts["here"].device == "cpu"  # in __init__, where it was made
+    assert facts["w"].device is None and facts["w"].shape == (8, 8)

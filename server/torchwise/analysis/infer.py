@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import heapq
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace as with_fields
 from itertools import compress
 from operator import is_not
 from typing import Callable, Iterable, Optional, Tuple
@@ -699,7 +699,8 @@ class Inference:
         counts = dict(self._self_stores.get(init, (None, {}))[1])
         for name in _registered(init):  # self.register_buffer("mask", m): set, as by `self.mask = m`
             counts[name] = counts.get(name, 0) + 1
-        return {name: _contents_forgotten(value) for name, value in (env.vars.get("<self>") or {}).items()
+        seen = _placed_anywhere if info.is_module else lambda value: value
+        return {name: seen(_contents_forgotten(value)) for name, value in (env.vars.get("<self>") or {}).items()
                 if counts.get(name) == 1 and name not in elsewhere and not self._read("stored outside", name)}
 
     def _built_attributes(self, info: ClassInfo, instance: InstanceValue) -> Optional[dict]:
@@ -2643,6 +2644,20 @@ def _contents_forgotten(value):
         element = _contents_forgotten(value.element)
         return value if element == value.element else SeqValue(value.kind, element=element, length=value.length,
                                                                 fields=value.fields)
+    return value
+
+
+def _placed_anywhere(value):
+    """A module's tensor or layer as its methods see it: ``model.to(device)`` / ``.cuda()``, here or by an importer,
+    may have moved it since ``__init__`` (the parameters and buffers of its layers with it): its device is not known."""
+    if isinstance(value, TensorValue):
+        return value if value.device is None else value.with_(device=None)
+    if isinstance(value, ModuleValue):
+        return with_fields(value, params=tuple((n, _placed_anywhere(p)) for n, p in value.params),
+                       children=None if value.children is None else tuple(map(_placed_anywhere, value.children)),
+                       element=_placed_anywhere(value.element))
+    if isinstance(value, SeqValue) and value.items is not None:
+        return with_fields(value, items=tuple(map(_placed_anywhere, value.items)))
     return value
 
 
