@@ -487,6 +487,123 @@ def test_items_of_pairs(r):
     counted("items of pairs (batch[i][0])", program([seed(r)] + _with_params(r, lines, {"batch": pairs})))
 
 
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_membership_in_rows(r):
+    """``v in t[i]`` of a tensor row is ``Tensor.__contains__``, ``(v == t[i]).any()`` (``not in``: ``(v != t[i]).all()``):
+    counted, kept as Python bools, stored; the element a slice, its ``.item()`` or a number; NaN and empty rows."""
+    n, k = r.choice([0, 1, 5]), r.choice([0, 1, 3])
+    row_dtype, value_dtype = r.choice(FLOATS + INTS), r.choice(FLOATS + INTS)
+    nan = ["if t.is_floating_point() and t.numel():", "    t[0, 0] = float('nan')"] if r.random() < 0.3 else []
+    op = r.choice(["in", "not in"])
+    element = r.choice(["v[i]", "v[i].item()", "2", "v[i] * 2", "a"])
+    header = "for i, a in enumerate(v):" if element == "a" else r.choice(["for i in range(len(v)):",
+                                                                          "for i in range(v.shape[0]):"])
+    test = f"{element} {op} {r.choice(['t[i]', 't[i] * 1'])}"
+    form = r.randrange(3)
+    if form == 0:
+        body = ["out = 0", header, f"    if {test}:", "        out += 1"]
+    elif form == 1:
+        body = ["out = []", header, f"    out.append({test})"]
+    else:
+        body = [f"out = torch.zeros({n}, dtype={r.choice(['torch.bool', 'torch.int64', 'torch.float32'])})", header,
+                f"    out[i] = {test}"]
+    params = {"t": tensor(r, (n, k), row_dtype), "v": tensor(r, (n,), value_dtype)}
+    lines = [seed(r)] + [f"{name} = {value}" for name, value in params.items()] + nan
+    counted("membership in a row (v in t[i])", program(lines + body))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_items_of_one_element_tensors(r):
+    """``.item()`` / ``float()`` / ``int()`` of an element of shape (1,) or (1, 1): a per-row number plus a
+    ``torch.randn(1)`` bias is one number per element (the whole leaves the size-1 dims out); appended, summed,
+    stored. A bias of 2 numbers makes the loop raise: the rewrite must raise too, or not be offered."""
+    n, d = r.choice([0, 1, 5]), r.choice([1, 3])
+    dtype = r.choice(FLOATS + INTS)
+    bias_shape = r.choice([(1,), (1,), (1, 1), (2,)])
+    row = r.choice(["(x[i] * w).sum()", "x[i].sum()", "x[i].max()", "torch.dot(x[i], w)" if dtype in FLOATS else
+                    "x[i].amin()", "x[i] @ w" if dtype in FLOATS else "x[i].sum()"])
+    value = r.choice([f"{row} + b", f"b + {row}", f"({row} + b) * 2", f"torch.relu({row} - b)" if dtype in FLOATS
+                      else f"{row} - b"])
+    convert = r.choice([".item()", "float", "int" if dtype in INTS else ".item()"])
+    number = f"({value}).item()" if convert == ".item()" else f"{convert}({value})"
+    form = r.randrange(3)
+    if form == 0:
+        body = ["out = []", "for i in range(len(x)):", f"    out.append({number})"]
+    elif form == 1:
+        body = ["out = 0.0", "for i in range(len(x)):", f"    out += {number}"]
+    else:
+        body = [f"out = torch.zeros({n}, dtype={r.choice(FLOATS)})", "for i in range(len(x)):", f"    out[i] = {number}"]
+    params = {"x": laid_out(r, (n, d), dtype), "w": tensor(r, (d,), dtype), "b": tensor(r, bias_shape, dtype)}
+    counted("items of one-element tensors (+ randn(1))", program([seed(r)] + _with_params(r, body, params)))
+
+
+# (a literal list joined per element, the element rank of its items)
+JOINS = [
+    ("torch.stack([a, b, a + b])", 0), ("torch.stack((a, b * 2), dim=-1)", 0), ("torch.stack([b, a], 0)", 0),
+    ("torch.cat([a, b])", 1), ("torch.cat((a, b.exp(), a * b), dim=0)", 1), ("torch.cat([a, b], -1)", 1),
+    ("torch.stack([a, b], dim=1)", 1), ("torch.stack([a, b, a], dim=-2)", 1), ("torch.stack([a, b], dim=-1)", 1),
+    ("torch.cat([a, b], dim=1)", 2), ("torch.stack([a, b], dim=2)", 2), ("torch.cat([a, b], dim=-2)", 2),
+    # near-misses: an invariant item (stack does not broadcast), a dim out of range (the loop raises)
+    ("torch.stack([a, g])", None), ("torch.stack([a, b], dim=2)", 0), ("torch.cat([a, b], dim=1)", 1),
+    ("torch.cat([a, b])", 0),
+]
+
+
+def _joined_shape(join: str, item_shape: tuple) -> tuple:
+    """The shape one join gives for items of ``item_shape`` (a join that raises: any shape, the loop raises)."""
+    try:
+        zeros = torch.zeros(item_shape)
+        return tuple(eval(join, {"torch": torch, "a": zeros, "b": zeros, "g": zeros}).shape)
+    except (RuntimeError, IndexError):
+        return ()
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_joined_literal_lists(r):
+    """``torch.stack([a, b, a + b])`` / ``torch.cat((a, b), dim=d)`` of per-element values (unpacked scalars, rows,
+    matrices): the wholes joined at ``d`` moved past the loop dim; stored, appended, in a comprehension."""
+    n = r.choice([0, 1, 4])
+    join, rank = r.choice(JOINS)
+    rank = r.choice([0, 1, 2]) if rank is None else rank
+    shape = {0: (n, 2), 1: (n, 2, 3), 2: (n, 2, 3, 2)}[rank]
+    pieces = {0: "x[i, 0], x[i, 1]", 1: "x[i, 0], x[i, 1]", 2: "x[i, 0], x[i, 1]"}[rank]
+    x_dtype, y_dtype = r.choice(FLOATS + INTS), r.choice(FLOATS)
+    unpack = r.choice([f"a, b = {pieces}", "a, b = x[i]", f"a, b = {pieces.split(', ')[0]}, y[i]"])
+    lines = [seed(r), f"x = {laid_out(r, shape, x_dtype) if rank == 0 else tensor(r, shape, x_dtype)}",
+             f"y = {tensor(r, (n,) + shape[2:], y_dtype)}", f"g = {tensor(r, shape[2:], y_dtype)}"]
+    if "exp" in join and x_dtype in INTS:
+        join = join.replace("b.exp()", "b * 3")
+    form = r.randrange(3)
+    if form == 0:
+        lines += ["res = []", "for i in range(len(x)):", f"    {unpack}", f"    res.append({join})",
+                  "out = torch.stack(res)"]
+    elif form == 1:
+        lines += [f"out = torch.zeros(({n},) + {_joined_shape(join, shape[2:])})", "for i in range(len(x)):",
+                  f"    {unpack}", f"    out[i] = {join}"]
+    else:
+        lines += ["def f(i):", f"    {unpack}", f"    return {join}", "out = torch.stack([f(i) for i in range(len(x))])"]
+    counted("joined literal lists (stack([a, b]))", program(lines))
+
+
+MEMBERSHIP_NEAR_MISSES = [
+    # `in` of a list or tuple compares by identity first, then `==` (a tensor's `==` as a bool raises for a row)
+    ["v = torch.randint(0, 4, (6,))", "out = 0", "for i in range(6):", "    if v[i] in [1, 2]:", "        out += 1"],
+    ["v = torch.randint(0, 4, (6,))", "out = 0", "for x in v:", "    if x.item() in (1, 2):", "        out += 1"],
+    ["rows = [torch.randn(3) for _ in range(4)]", "x = torch.randn(5, 3)", "out = []", "for r in x:",
+     "    out.append(r in rows)"],
+    ["vocab = {1: 'a', 2: 'b'}", "v = torch.randint(0, 4, (6,))", "out = 0", "for i in range(6):",
+     "    if v[i].item() in vocab:", "        out += 1"],
+]
+
+
+@pytest.mark.parametrize("lines", MEMBERSHIP_NEAR_MISSES, ids=[str(i) for i in range(len(MEMBERSHIP_NEAR_MISSES))])
+def test_membership_near_miss_gets_no_fix(lines):
+    refused("near miss (membership)", program(lines))
+
+
 # (the layer, the shape of one sample, the sample's dtype): layers that treat each sample on their own
 PER_SAMPLE_LAYERS = [
     ("nn.Linear(4, 3)", (4,), "torch.float32"), ("nn.Linear(4, 3, bias=False)", (2, 4), "torch.float64"),
@@ -1132,6 +1249,12 @@ NOW_REWRITTEN = [
      "        for i in range(self.in_channels):",
      "            kernel_value[i, i % input_dim, self.kernel_size // 2, self.kernel_size // 2] = 1",
      "        return kernel_value", "out = M(4, 3).rep()", "out2 = M(2, 5).rep()"],
+    # a list of Python numbers that is itself the result (nothing converts it after the loop)
+    ["v = torch.randint(0, 4, (5,))", "out = []", "for i in range(len(v)):", "    out.append((v[i] == 2).item())"],
+    ["mask = torch.rand(6, 4) > 0.5", "lengths = []", "for row in mask:", "    lengths.append(int(row.sum()))"],
+    # ... its numbers of the kind the conversion makes: `float()` of an int is a float, `int()` of a bool an int
+    ["x = torch.randint(-4, 5, (5, 3))", "out = []", "for i in range(len(x)):", "    out.append(float(x[i].sum()))"],
+    ["x = torch.randn(5, 3)", "out = []", "for i in range(len(x)):", "    out.append(int(x[i].sum() > 0))"],
     # the index placed at the concat dim, no moving
     ["x = torch.randn(32).unsqueeze(1)", "out = torch.cat([x ** i for i in range(1, 5)], 1)"],
 ]

@@ -397,9 +397,29 @@ class Batcher(Indexing, Calling):
         raise Refuse("unary operator not understood")
 
     def _Compare(self, node: ast.Compare) -> Vec:
+        if len(node.ops) == 1 and type(node.ops[0]) in (ast.In, ast.NotIn):
+            return self._membership(node)
         if len(node.ops) != 1 or type(node.ops[0]) not in _COMPARES:
             raise Refuse("a chained or non-numeric comparison")
         return self._compared(node, self(node.left), self(node.comparators[0]))
+
+    def _membership(self, node: ast.Compare) -> Vec:
+        """``v in t`` of a tensor ``t`` is ``Tensor.__contains__``: ``bool((v == t).any())`` for a tensor or number
+        ``v`` (``not in``: ``(v != t).all()``, the same on NaN and on an empty ``t``). Batched as that spelling."""
+        container = self(node.comparators[0])
+        if not container.is_tensor:
+            raise Refuse("`in` of something that is not a tensor (a list or tuple compares by identity first)")
+        element = self(node.left)
+        if not (element.is_tensor or isinstance(element.elem, ScalarValue)
+                and element.elem.kind in ("int", "float", "bool")):
+            raise Refuse("`in` of a tensor with something that is not a tensor or number")
+        found = isinstance(node.ops[0], ast.In)
+        compare = ast.Compare(left=node.left, ops=[ast.Eq() if found else ast.NotEq()],
+                              comparators=[node.comparators[0]])
+        reduced = ast.Call(func=ast.Attribute(value=compare, attr="any" if found else "all", ctx=ast.Load()),
+                           args=[], keywords=[])
+        spelled = ast.Call(func=ast.Attribute(value=reduced, attr="item", ctx=ast.Load()), args=[], keywords=[])
+        return self(ast.fix_missing_locations(ast.copy_location(spelled, node)))
 
     def _compared(self, node: ast.Compare, left: Vec, right: Vec) -> Vec:
         symbol = _COMPARES[type(node.ops[0])]
