@@ -588,6 +588,94 @@ def test_joined_literal_lists(r):
     counted("joined literal lists (stack([a, b]))", program(lines))
 
 
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_walks_of_rows_inside_walks(r):
+    """``for row in X: for v in row:`` (or ``for v in X[i]``, either enumerated): the inner loop walks each row's
+    first dim, the same length for every row; counted, summed, stored at ``[i, j]``, on rows of rows too."""
+    n, m = r.choice([0, 1, 4]), r.choice([0, 1, 3])
+    shape = r.choice([(n, m), (n, m), (n, m, 2)])
+    dtype = r.choice(FLOATS + INTS)
+    outer, inner = r.choice([("for row in X:", "for v in row:"), ("for i, row in enumerate(X):", "for j, v in enumerate(row):"),
+                             ("for i in range(len(X)):", "for v in X[i]:"),
+                             ("for i in range(X.shape[0]):", "for j, v in enumerate(X[i]):"),
+                             ("for row in X:", "for j, v in enumerate(row):")])
+    has_i, has_j = "i" in outer.split(" in ")[0], "j" in inner.split(" in ")[0]
+    sub = "" if len(shape) == 2 else ".sum()"
+    bodies = [["total = 0", f"        if v{sub} > 0:", "            total += 1"],
+              ["total = 0.0" if dtype in FLOATS else "total = 0", f"        total += v{sub} * 2"],
+              ["total = torch.zeros(())", f"        total = total + v{sub}.abs()"]]
+    if has_i and has_j:
+        bodies.append([f"out = torch.zeros({shape}, dtype={r.choice(FLOATS)})", "        out[i, j] = v * 2 - 1"])
+    setup, *body = r.choice(bodies)
+    lines = [seed(r), f"X = {laid_out(r, shape, dtype)}", setup, outer, f"    {inner}"] + body
+    counted("walks of rows inside walks (for v in row)", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_walks_of_literal_numbers(r):
+    """``for c, w in enumerate([0.299, 0.587, 0.114])`` / ``zip(x, (1, -2, 3))``: a list of numbers written in the
+    header walks as ``torch.tensor([...])`` (default float, or int64); weighted sums, stores, lists."""
+    k = r.choice([1, 3])
+    numbers = [r.choice([0.5, -2, 3, 0.299, 1e-3, 7]) for _ in range(k)]
+    if r.random() < 0.3:
+        numbers = [int(abs(v)) + 1 if isinstance(v, float) else v for v in numbers]
+    literal = "[" + ", ".join(map(str, numbers)) + "]" if r.random() < 0.6 else "(" + ", ".join(map(str, numbers)) + \
+        ("," if k == 1 else "") + ")"
+    d, dtype = r.choice([1, 4]), r.choice(FLOATS + INTS)
+    lines = [seed(r), f"x = {laid_out(r, (k, d), dtype)}"]
+    form = r.randrange(3)
+    if form == 0:
+        lines += [f"out = torch.zeros({d}, dtype={r.choice(FLOATS)})", f"for c, w in enumerate({literal}):",
+                  f"    out += w * x[c]"]
+    elif form == 1:
+        lines += [f"out = torch.zeros({k}, {d})", f"for c, w in enumerate({literal}):", f"    out[c] = x[c] / w + w"]
+    else:
+        lines += ["res = []", f"for row, w in zip(x, {literal}):", f"    res.append(row * w - 1)", "out = torch.stack(res)"]
+    counted("walks of literal numbers (enumerate([0.3, ...]))", program(lines), tolerance=1e-3)
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_rows_unpacked_in_the_header(r):
+    """``for u, v in edges`` / ``for k, (a, b) in enumerate(E)`` / ``for (a, b), w in zip(E, W)``: each name is its
+    item of the row (``E[:, 0]``...), on rows of 2 or 3 items (a row of another length makes the loop raise: the
+    rewrite must raise too, or not be offered), of scalars or of vectors."""
+    n, width = r.choice([0, 1, 5]), r.choice([2, 2, 3])
+    names = ["a", "b", "c"][:r.choice([width, width, 2, 3])]
+    shape = r.choice([(n, width), (n, width), (n, width, 2)])
+    dtype = r.choice(FLOATS + INTS)
+    target = ", ".join(names)
+    header = r.choice([f"for {target} in E:", f"for k, ({target}) in enumerate(E):", f"for ({target}), w in zip(E, W):"])
+    value = r.choice([f"{names[0]} * {names[1]} + {names[0]}", f"{names[-1]} - {names[0]}", f"({names[1]} > 0) * 1.5"])
+    if "w in" in header:
+        value = f"({value}) * w"
+    lines = [seed(r), f"E = {laid_out(r, shape, dtype)}", f"W = {tensor(r, (n,), r.choice(FLOATS))}"]
+    form = r.randrange(2)
+    if form == 0:
+        lines += ["res = []", header, f"    res.append({value})", "out = torch.stack(res)"]
+    else:
+        lines += ["out = 0.0" if len(shape) == 2 else "out = torch.zeros(2)", header, f"    out = out + {value}"]
+    counted("rows unpacked in the header (for u, v in E)", program(lines))
+
+
+ROW_WALK_NEAR_MISSES = [
+    # a triangle (the inner walk's length depends on the outer index), a recurrence along the row, an outer element
+    # that is not a tensor row (a Python list), a random draw per element
+    ["X = torch.randn(4, 4)", "total = 0.0", "for i in range(4):", "    for v in X[i, :i]:", "        total += v"],
+    ["X = torch.randn(4, 4)", "out = torch.zeros(4, 4)", "for i, row in enumerate(X):",
+     "    for j, v in enumerate(row):", "        out[i, j] = out[i, j - 1] + v"],
+    ["rows = [[1.0, 2.0], [3.0, 4.0]]", "total = 0.0", "for row in rows:", "    for v in row:", "        total += v"],
+    ["X = torch.randn(4, 3)", "total = 0.0", "for row in X:", "    for v in row:", "        total += v * torch.rand(())"],
+]
+
+
+@pytest.mark.parametrize("lines", ROW_WALK_NEAR_MISSES, ids=[str(i) for i in range(len(ROW_WALK_NEAR_MISSES))])
+def test_row_walk_near_miss_gets_no_fix(lines):
+    refused("near miss (row walks)", program(lines))
+
+
 MEMBERSHIP_NEAR_MISSES = [
     # `in` of a list or tuple compares by identity first, then `==` (a tensor's `==` as a bool raises for a row)
     ["v = torch.randint(0, 4, (6,))", "out = 0", "for i in range(6):", "    if v[i] in [1, 2]:", "        out += 1"],

@@ -26,6 +26,7 @@ from typing import Optional
 from torchwise.analysis import dims, layout, optable, shapes
 from torchwise.analysis.dtypes import DType, is_complex, is_floating, is_integral
 from torchwise.analysis.values import ScalarValue, SeqValue, SymbolicValue, TensorValue
+from torchwise.vectorize.expr import spelled as expr_spelled
 from torchwise.vectorize.expr import (
     ATOM, BAND, BOR, COMPARE, POWER, UNARY, Inherent, Refuse, _precedence, number_literal, wrap,
 )
@@ -134,6 +135,8 @@ class Batcher(Indexing, Calling):
         return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
     def src(self, node: ast.AST) -> str:
+        if getattr(node, "_tw_synthetic", False):  # written by the vectorizer (``expr.spelled``)
+            return ast.unparse(node)
         return self.source.text_of(self.source.span(node))
 
     def _device(self, value) -> None:
@@ -237,6 +240,8 @@ class Batcher(Indexing, Calling):
         level = self.levels[k]
         if node.id == level.index:
             return self.index_value(k)
+        if node.id in level.aliases:
+            return self(level.aliases[node.id])
         element = level.elements[node.id]
         return self.element_leaf(k, element)
 
@@ -419,7 +424,7 @@ class Batcher(Indexing, Calling):
         reduced = ast.Call(func=ast.Attribute(value=compare, attr="any" if found else "all", ctx=ast.Load()),
                            args=[], keywords=[])
         spelled = ast.Call(func=ast.Attribute(value=reduced, attr="item", ctx=ast.Load()), args=[], keywords=[])
-        return self(ast.fix_missing_locations(ast.copy_location(spelled, node)))
+        return self(expr_spelled(spelled, node))
 
     def _compared(self, node: ast.Compare, left: Vec, right: Vec) -> Vec:
         symbol = _COMPARES[type(node.ops[0])]
