@@ -660,6 +660,50 @@ def test_rows_unpacked_in_the_header(r):
     counted("rows unpacked in the header (for u, v in E)", program(lines))
 
 
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_quantiles_of_elements(r):
+    """``torch.quantile(x[i], q)`` (no dim: all the element's values) is ``torch.quantile(x.flatten(1), q, dim=-1)``:
+    rows and matrices, NaN, every interpolation, q a literal or a name; an int element, an empty one, a q out of
+    [0, 1] or a tensor q must raise in both or get no fix."""
+    n, d = r.choice([0, 1, 5]), r.choice([0, 1, 4, 4])
+    shape = r.choice([(n, d), (n, d), (n, d, 2)])
+    dtype = r.choice(FLOATS + FLOATS + INTS)
+    q = r.choice(["0.0", "0.25", "0.5", "0.9", "1.0", "q", "1.5", "torch.tensor(0.5)"])
+    options = r.choice(["", "", ", interpolation='lower'", ", interpolation='nearest'", ", interpolation='midpoint'"])
+    lines = [seed(r), "q = 0.75", f"x = {laid_out(r, shape, dtype) if dtype in FLOATS else tensor(r, shape, dtype)}"]
+    if r.random() < 0.3:
+        lines += ["if x.numel():", "    x.view(-1)[0] = float('nan')"] if dtype in FLOATS else []
+    value = f"torch.quantile(x[i], {q}{options})"
+    if r.random() < 0.5:
+        lines += [f"out = torch.zeros({n})", "for i in range(len(x)):", f"    out[i] = {value}"]
+    else:
+        lines += [f"out = torch.stack([{value} for i in range(len(x))])"]
+    counted("quantiles of elements (torch.quantile(x[i], q))", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_squares_of_python_float_arithmetic(r):
+    """``(p - t) ** 2`` of Python floats from float32 tensors (``.tolist()``, ``.item()``): bounded by the float32
+    range, so the square is exact in float64 torch and cannot overflow; summed or listed. From float64 tensors (huge
+    values too: Python raises ``OverflowError``) the bound is unknown and no fix may be offered unless it agrees."""
+    n = r.choice([0, 1, 6])
+    dtype = r.choice(["torch.float32", "torch.float32", "torch.float16", "torch.float64"])
+    scale = r.choice(["1", "1e30", "3e38"]) if dtype == "torch.float32" else r.choice(["1", "1e200"])
+    header, p, t = r.choice([("for p, t in zip(a.tolist(), b.tolist()):", "p", "t"),
+                             ("for i in range(len(a)):", "a[i].item()", "b[i].item()"),
+                             ("for x, y in zip(a, b):", "x.item()", "y.item()")])
+    base = r.choice([f"({p} - {t})", f"({p} + {t} * 0.5)", f"({p} * {t} - 1.0)", f"(-{p})", f"({p} - 2.5)"])
+    lines = [seed(r), f"a = (torch.randn({n}, dtype=torch.float64) * {scale}).to({dtype})",
+             f"b = (torch.randn({n}, dtype=torch.float64) * {scale}).to({dtype})"]
+    if r.random() < 0.5:
+        lines += ["out = 0.0", header, f"    out += {base} ** 2"]
+    else:
+        lines += ["out = []", header, f"    out.append({base} ** 2)"]
+    counted("squares of Python float arithmetic ((p - t) ** 2)", program(lines))
+
+
 ROW_WALK_NEAR_MISSES = [
     # a triangle (the inner walk's length depends on the outer index), a recurrence along the row, an outer element
     # that is not a tensor row (a Python list), a random draw per element

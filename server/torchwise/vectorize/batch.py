@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import math
 from dataclasses import replace
 from typing import Optional
 
@@ -715,7 +716,8 @@ class Batcher(Indexing, Calling):
         deps = frozenset().union(*(v.deps for v in operands))
         whole = TensorValue(dtype, shape, next(iter(w.device for w in wholes if isinstance(w, TensorValue))),
                             layout.contiguous_strides(shape), False, True)
-        return Vec(text, prec, elem, whole, deps, python=True)
+        bound = _result_bound(python_op, operands) if elem.kind == "float" else None
+        return Vec(text, prec, elem, whole, deps, python=True, bound=bound)
 
     def _native_float(self, operands: list, python_op) -> Optional[DType]:
         """The float dtype that holds every float operand exactly, for an op that only compares or chooses."""
@@ -845,12 +847,40 @@ class Batcher(Indexing, Calling):
 
 
 def _squared_float(operands: list) -> bool:
-    """``v.item() ** 2`` of a float32 (or narrower) tensor's number: squared once and rounded once in both Python and
-    float64 torch, and it cannot overflow (Python would raise ``OverflowError`` where torch gives inf)."""
+    """``b ** 2`` of a Python float per element whose magnitude is bounded below 1e150 (``v.item() ** 2`` of a float32
+    tensor's number, ``(p - t) ** 2`` of two of them): squared once and rounded once in both Python and float64
+    torch, and it cannot overflow (Python would raise ``OverflowError`` where torch gives inf)."""
     if len(operands) != 2:
         return False
     base, exponent = operands
+    bound = _float_bound(base)
     return base.batched and isinstance(base.elem, ScalarValue) and base.elem.kind == "float" \
-        and isinstance(base.whole, TensorValue) and base.whole.dtype in (DType.float32, DType.float16, DType.bfloat16) \
+        and bound is not None and bound < 1e150 \
         and not exponent.batched and isinstance(exponent.elem, ScalarValue) and exponent.elem.kind == "int" \
         and exponent.elem.value == 2 and type(exponent.elem.value) is int
+
+
+_NARROW_FLOAT_MAX = 3.5e38  # float32's largest finite value, rounded up (float16 and bfloat16 stay below it)
+
+
+def _float_bound(vec: Vec) -> Optional[float]:
+    """A bound on the magnitude of a Python number per element: known from its arithmetic (``Vec.bound``), or the
+    number of a float32 (or narrower) tensor's element, or a known invariant number."""
+    if vec.bound is not None:
+        return vec.bound
+    if vec.batched and vec.python and isinstance(vec.whole, TensorValue) \
+            and vec.whole.dtype in (DType.float32, DType.float16, DType.bfloat16):
+        return _NARROW_FLOAT_MAX
+    if not vec.batched and isinstance(vec.elem, ScalarValue) and type(vec.elem.value) in (int, float):
+        return abs(vec.elem.value) if math.isfinite(vec.elem.value) else None
+    return None
+
+
+def _result_bound(python_op, operands: list) -> Optional[float]:
+    """The bound of ``a + b``, ``a - b``, ``a * b``, ``-a`` from its operands' bounds (None: unknown)."""
+    bounds = [_float_bound(v) for v in operands]
+    if None in bounds or python_op not in ("+", "-", "*", "neg"):
+        return None
+    if python_op == "*":
+        return bounds[0] * bounds[1] if len(bounds) == 2 else None
+    return sum(bounds)

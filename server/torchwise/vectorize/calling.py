@@ -1096,9 +1096,39 @@ def _like(batcher: Batcher, node: ast.Call) -> Vec:
     return vec
 
 
+def _quantile(batcher: Batcher, node: ast.Call) -> Vec:
+    """``torch.quantile(v, q)`` of a float element with no ``dim`` (its quantile over all its values): the same q of
+    each element's values flattened, ``torch.quantile(X.flatten(b), q, dim=-1)`` (one sort per row, the same
+    interpolation). ``q`` one Python float in [0, 1]; the element and the loop certainly non-empty (an empty whole
+    raises)."""
+    if len(node.args) != 2 or any(k.arg != "interpolation" or not isinstance(k.value, ast.Constant)
+                                  for k in node.keywords) or batcher.mentions_loop(node.args[1]):
+        raise Refuse("`torch.quantile` with a dim, a batched q or other options")
+    q = batcher.ctx.value(node.args[1])
+    if not (isinstance(q, ScalarValue) and type(q.value) is float and 0.0 <= q.value <= 1.0):
+        raise Refuse("`torch.quantile` of a q that is not one known float in [0, 1]")
+    value = batcher(node.args[0])
+    if not (value.is_tensor and value.batched and not value.lost and value.parts is None and value.rank >= 1
+            and value.dtype in (DType.float32, DType.float64)):
+        raise Refuse("`torch.quantile` of something that is not a float tensor per element")
+    from torchwise.vectorize import proof
+
+    if not all(proof.certainly_positive(d) for d in value.whole.shape):
+        # an empty element raises in both; so does the whole of a loop that runs zero times, where the loop does not
+        raise Refuse("`torch.quantile` of an element that may be empty, or a loop that may run zero times (it raises)")
+    rows = value.text if value.rank == 1 else f"{value.atom()}.flatten({value.batch_dims})"
+    lead = tuple(value.whole.shape[:value.batch_dims])
+    elem = value.elem.with_(shape=(), strides=(), memory=None)
+    whole = value.whole.with_(shape=lead, strides=layout.contiguous_strides(lead), memory=None)
+    rest = [batcher.src(node.args[1]), "dim=-1"] + [f"{k.arg}={batcher.src(k.value)}" for k in node.keywords]
+    vec = Vec(f"{batcher.src(node.func)}({', '.join([rows] + rest)})", ATOM, elem, whole, value.deps, fresh=True)
+    batcher.prove(vec)
+    return vec
+
+
 _LOCAL_RULES = {"torch.nn.functional.mse_loss": _mse_loss, "torch.nn.functional.one_hot": _one_hot,
                 "torch.nn.functional.cross_entropy": _cross_entropy, "torch.zeros_like": _like,
-                "torch.ones_like": _like, "torch.full_like": _like}
+                "torch.ones_like": _like, "torch.full_like": _like, "torch.quantile": _quantile}
 
 
 def _topk_facts(values: dict):
