@@ -259,7 +259,10 @@ def evaluate(case: Case, check_expected: bool = True) -> Outcome:
     try:
         findings = torchwise_findings(case.program, case.path or case.name)
         fixing = [f for f in findings if f.fixes]
-        edits = preferred_edits(fixing)
+        broken: list = []  # a fix whose edits could not be built applies nothing: a crash, not "correct"
+        edits = preferred_edits(fixing, broken)
+        if broken:
+            raise RuntimeError("; ".join(f"{f.code}: {why}" for f, why in broken))
     except Exception:  # noqa: BLE001 - a crash of the product is a result
         out.verdict, out.problems = "crash", [traceback.format_exc(limit=-4)]
         return out

@@ -487,6 +487,255 @@ def test_items_of_pairs(r):
     counted("items of pairs (batch[i][0])", program([seed(r)] + _with_params(r, lines, {"batch": pairs})))
 
 
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_membership_in_rows(r):
+    """``v in t[i]`` of a tensor row is ``Tensor.__contains__``, ``(v == t[i]).any()`` (``not in``: ``(v != t[i]).all()``):
+    counted, kept as Python bools, stored; the element a slice, its ``.item()`` or a number; NaN and empty rows."""
+    n, k = r.choice([0, 1, 5]), r.choice([0, 1, 3])
+    row_dtype, value_dtype = r.choice(FLOATS + INTS), r.choice(FLOATS + INTS)
+    nan = ["if t.is_floating_point() and t.numel():", "    t[0, 0] = float('nan')"] if r.random() < 0.3 else []
+    op = r.choice(["in", "not in"])
+    element = r.choice(["v[i]", "v[i].item()", "2", "v[i] * 2", "a"])
+    header = "for i, a in enumerate(v):" if element == "a" else r.choice(["for i in range(len(v)):",
+                                                                          "for i in range(v.shape[0]):"])
+    test = f"{element} {op} {r.choice(['t[i]', 't[i] * 1'])}"
+    form = r.randrange(3)
+    if form == 0:
+        body = ["out = 0", header, f"    if {test}:", "        out += 1"]
+    elif form == 1:
+        body = ["out = []", header, f"    out.append({test})"]
+    else:
+        body = [f"out = torch.zeros({n}, dtype={r.choice(['torch.bool', 'torch.int64', 'torch.float32'])})", header,
+                f"    out[i] = {test}"]
+    params = {"t": tensor(r, (n, k), row_dtype), "v": tensor(r, (n,), value_dtype)}
+    lines = [seed(r)] + [f"{name} = {value}" for name, value in params.items()] + nan
+    counted("membership in a row (v in t[i])", program(lines + body))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_items_of_one_element_tensors(r):
+    """``.item()`` / ``float()`` / ``int()`` of an element of shape (1,) or (1, 1): a per-row number plus a
+    ``torch.randn(1)`` bias is one number per element (the whole leaves the size-1 dims out); appended, summed,
+    stored. A bias of 2 numbers makes the loop raise: the rewrite must raise too, or not be offered."""
+    n, d = r.choice([0, 1, 5]), r.choice([1, 3])
+    dtype = r.choice(FLOATS + INTS)
+    bias_shape = r.choice([(1,), (1,), (1, 1), (2,)])
+    row = r.choice(["(x[i] * w).sum()", "x[i].sum()", "x[i].max()", "torch.dot(x[i], w)" if dtype in FLOATS else
+                    "x[i].amin()", "x[i] @ w" if dtype in FLOATS else "x[i].sum()"])
+    value = r.choice([f"{row} + b", f"b + {row}", f"({row} + b) * 2", f"torch.relu({row} - b)" if dtype in FLOATS
+                      else f"{row} - b"])
+    convert = r.choice([".item()", "float", "int" if dtype in INTS else ".item()"])
+    number = f"({value}).item()" if convert == ".item()" else f"{convert}({value})"
+    form = r.randrange(3)
+    if form == 0:
+        body = ["out = []", "for i in range(len(x)):", f"    out.append({number})"]
+    elif form == 1:
+        body = ["out = 0.0", "for i in range(len(x)):", f"    out += {number}"]
+    else:
+        body = [f"out = torch.zeros({n}, dtype={r.choice(FLOATS)})", "for i in range(len(x)):", f"    out[i] = {number}"]
+    params = {"x": laid_out(r, (n, d), dtype), "w": tensor(r, (d,), dtype), "b": tensor(r, bias_shape, dtype)}
+    counted("items of one-element tensors (+ randn(1))", program([seed(r)] + _with_params(r, body, params)))
+
+
+# (a literal list joined per element, the element rank of its items)
+JOINS = [
+    ("torch.stack([a, b, a + b])", 0), ("torch.stack((a, b * 2), dim=-1)", 0), ("torch.stack([b, a], 0)", 0),
+    ("torch.cat([a, b])", 1), ("torch.cat((a, b.exp(), a * b), dim=0)", 1), ("torch.cat([a, b], -1)", 1),
+    ("torch.stack([a, b], dim=1)", 1), ("torch.stack([a, b, a], dim=-2)", 1), ("torch.stack([a, b], dim=-1)", 1),
+    ("torch.cat([a, b], dim=1)", 2), ("torch.stack([a, b], dim=2)", 2), ("torch.cat([a, b], dim=-2)", 2),
+    # near-misses: an invariant item (stack does not broadcast), a dim out of range (the loop raises)
+    ("torch.stack([a, g])", None), ("torch.stack([a, b], dim=2)", 0), ("torch.cat([a, b], dim=1)", 1),
+    ("torch.cat([a, b])", 0),
+]
+
+
+def _joined_shape(join: str, item_shape: tuple) -> tuple:
+    """The shape one join gives for items of ``item_shape`` (a join that raises: any shape, the loop raises)."""
+    try:
+        zeros = torch.zeros(item_shape)
+        return tuple(eval(join, {"torch": torch, "a": zeros, "b": zeros, "g": zeros}).shape)
+    except (RuntimeError, IndexError):
+        return ()
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_joined_literal_lists(r):
+    """``torch.stack([a, b, a + b])`` / ``torch.cat((a, b), dim=d)`` of per-element values (unpacked scalars, rows,
+    matrices): the wholes joined at ``d`` moved past the loop dim; stored, appended, in a comprehension."""
+    n = r.choice([0, 1, 4])
+    join, rank = r.choice(JOINS)
+    rank = r.choice([0, 1, 2]) if rank is None else rank
+    shape = {0: (n, 2), 1: (n, 2, 3), 2: (n, 2, 3, 2)}[rank]
+    pieces = {0: "x[i, 0], x[i, 1]", 1: "x[i, 0], x[i, 1]", 2: "x[i, 0], x[i, 1]"}[rank]
+    x_dtype, y_dtype = r.choice(FLOATS + INTS), r.choice(FLOATS)
+    unpack = r.choice([f"a, b = {pieces}", "a, b = x[i]", f"a, b = {pieces.split(', ')[0]}, y[i]"])
+    lines = [seed(r), f"x = {laid_out(r, shape, x_dtype) if rank == 0 else tensor(r, shape, x_dtype)}",
+             f"y = {tensor(r, (n,) + shape[2:], y_dtype)}", f"g = {tensor(r, shape[2:], y_dtype)}"]
+    if "exp" in join and x_dtype in INTS:
+        join = join.replace("b.exp()", "b * 3")
+    form = r.randrange(3)
+    if form == 0:
+        lines += ["res = []", "for i in range(len(x)):", f"    {unpack}", f"    res.append({join})",
+                  "out = torch.stack(res)"]
+    elif form == 1:
+        lines += [f"out = torch.zeros(({n},) + {_joined_shape(join, shape[2:])})", "for i in range(len(x)):",
+                  f"    {unpack}", f"    out[i] = {join}"]
+    else:
+        lines += ["def f(i):", f"    {unpack}", f"    return {join}", "out = torch.stack([f(i) for i in range(len(x))])"]
+    counted("joined literal lists (stack([a, b]))", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_walks_of_rows_inside_walks(r):
+    """``for row in X: for v in row:`` (or ``for v in X[i]``, either enumerated): the inner loop walks each row's
+    first dim, the same length for every row; counted, summed, stored at ``[i, j]``, on rows of rows too."""
+    n, m = r.choice([0, 1, 4]), r.choice([0, 1, 3])
+    shape = r.choice([(n, m), (n, m), (n, m, 2)])
+    dtype = r.choice(FLOATS + INTS)
+    outer, inner = r.choice([("for row in X:", "for v in row:"), ("for i, row in enumerate(X):", "for j, v in enumerate(row):"),
+                             ("for i in range(len(X)):", "for v in X[i]:"),
+                             ("for i in range(X.shape[0]):", "for j, v in enumerate(X[i]):"),
+                             ("for row in X:", "for j, v in enumerate(row):")])
+    has_i, has_j = "i" in outer.split(" in ")[0], "j" in inner.split(" in ")[0]
+    sub = "" if len(shape) == 2 else ".sum()"
+    bodies = [["total = 0", f"        if v{sub} > 0:", "            total += 1"],
+              ["total = 0.0" if dtype in FLOATS else "total = 0", f"        total += v{sub} * 2"],
+              ["total = torch.zeros(())", f"        total = total + v{sub}.abs()"]]
+    if has_i and has_j:
+        bodies.append([f"out = torch.zeros({shape}, dtype={r.choice(FLOATS)})", "        out[i, j] = v * 2 - 1"])
+    setup, *body = r.choice(bodies)
+    lines = [seed(r), f"X = {laid_out(r, shape, dtype)}", setup, outer, f"    {inner}"] + body
+    counted("walks of rows inside walks (for v in row)", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_walks_of_literal_numbers(r):
+    """``for c, w in enumerate([0.299, 0.587, 0.114])`` / ``zip(x, (1, -2, 3))``: a list of numbers written in the
+    header walks as ``torch.tensor([...])`` (default float, or int64); weighted sums, stores, lists."""
+    k = r.choice([1, 3])
+    numbers = [r.choice([0.5, -2, 3, 0.299, 1e-3, 7]) for _ in range(k)]
+    if r.random() < 0.3:
+        numbers = [int(abs(v)) + 1 if isinstance(v, float) else v for v in numbers]
+    literal = "[" + ", ".join(map(str, numbers)) + "]" if r.random() < 0.6 else "(" + ", ".join(map(str, numbers)) + \
+        ("," if k == 1 else "") + ")"
+    d, dtype = r.choice([1, 4]), r.choice(FLOATS + INTS)
+    lines = [seed(r), f"x = {laid_out(r, (k, d), dtype)}"]
+    form = r.randrange(3)
+    if form == 0:
+        lines += [f"out = torch.zeros({d}, dtype={r.choice(FLOATS)})", f"for c, w in enumerate({literal}):",
+                  f"    out += w * x[c]"]
+    elif form == 1:
+        lines += [f"out = torch.zeros({k}, {d})", f"for c, w in enumerate({literal}):", f"    out[c] = x[c] / w + w"]
+    else:
+        lines += ["res = []", f"for row, w in zip(x, {literal}):", f"    res.append(row * w - 1)", "out = torch.stack(res)"]
+    counted("walks of literal numbers (enumerate([0.3, ...]))", program(lines), tolerance=1e-3)
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_rows_unpacked_in_the_header(r):
+    """``for u, v in edges`` / ``for k, (a, b) in enumerate(E)`` / ``for (a, b), w in zip(E, W)``: each name is its
+    item of the row (``E[:, 0]``...), on rows of 2 or 3 items (a row of another length makes the loop raise: the
+    rewrite must raise too, or not be offered), of scalars or of vectors."""
+    n, width = r.choice([0, 1, 5]), r.choice([2, 2, 3])
+    names = ["a", "b", "c"][:r.choice([width, width, 2, 3])]
+    shape = r.choice([(n, width), (n, width), (n, width, 2)])
+    dtype = r.choice(FLOATS + INTS)
+    target = ", ".join(names)
+    header = r.choice([f"for {target} in E:", f"for k, ({target}) in enumerate(E):", f"for ({target}), w in zip(E, W):"])
+    value = r.choice([f"{names[0]} * {names[1]} + {names[0]}", f"{names[-1]} - {names[0]}", f"({names[1]} > 0) * 1.5"])
+    if "w in" in header:
+        value = f"({value}) * w"
+    lines = [seed(r), f"E = {laid_out(r, shape, dtype)}", f"W = {tensor(r, (n,), r.choice(FLOATS))}"]
+    form = r.randrange(2)
+    if form == 0:
+        lines += ["res = []", header, f"    res.append({value})", "out = torch.stack(res)"]
+    else:
+        lines += ["out = 0.0" if len(shape) == 2 else "out = torch.zeros(2)", header, f"    out = out + {value}"]
+    counted("rows unpacked in the header (for u, v in E)", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_quantiles_of_elements(r):
+    """``torch.quantile(x[i], q)`` (no dim: all the element's values) is ``torch.quantile(x.flatten(1), q, dim=-1)``:
+    rows and matrices, NaN, every interpolation, q a literal or a name; an int element, an empty one, a q out of
+    [0, 1] or a tensor q must raise in both or get no fix."""
+    n, d = r.choice([0, 1, 5]), r.choice([0, 1, 4, 4])
+    shape = r.choice([(n, d), (n, d), (n, d, 2)])
+    dtype = r.choice(FLOATS + FLOATS + INTS)
+    q = r.choice(["0.0", "0.25", "0.5", "0.9", "1.0", "q", "1.5", "torch.tensor(0.5)"])
+    options = r.choice(["", "", ", interpolation='lower'", ", interpolation='nearest'", ", interpolation='midpoint'"])
+    lines = [seed(r), "q = 0.75", f"x = {laid_out(r, shape, dtype) if dtype in FLOATS else tensor(r, shape, dtype)}"]
+    if r.random() < 0.3:
+        lines += ["if x.numel():", "    x.view(-1)[0] = float('nan')"] if dtype in FLOATS else []
+    value = f"torch.quantile(x[i], {q}{options})"
+    if r.random() < 0.5:
+        lines += [f"out = torch.zeros({n})", "for i in range(len(x)):", f"    out[i] = {value}"]
+    else:
+        lines += [f"out = torch.stack([{value} for i in range(len(x))])"]
+    counted("quantiles of elements (torch.quantile(x[i], q))", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_squares_of_python_float_arithmetic(r):
+    """``(p - t) ** 2`` of Python floats from float32 tensors (``.tolist()``, ``.item()``): bounded by the float32
+    range, so the square is exact in float64 torch and cannot overflow; summed or listed. From float64 tensors (huge
+    values too: Python raises ``OverflowError``) the bound is unknown and no fix may be offered unless it agrees."""
+    n = r.choice([0, 1, 6])
+    dtype = r.choice(["torch.float32", "torch.float32", "torch.float16", "torch.float64"])
+    scale = r.choice(["1", "1e30", "3e38"]) if dtype == "torch.float32" else r.choice(["1", "1e200"])
+    header, p, t = r.choice([("for p, t in zip(a.tolist(), b.tolist()):", "p", "t"),
+                             ("for i in range(len(a)):", "a[i].item()", "b[i].item()"),
+                             ("for x, y in zip(a, b):", "x.item()", "y.item()")])
+    base = r.choice([f"({p} - {t})", f"({p} + {t} * 0.5)", f"({p} * {t} - 1.0)", f"(-{p})", f"({p} - 2.5)"])
+    lines = [seed(r), f"a = (torch.randn({n}, dtype=torch.float64) * {scale}).to({dtype})",
+             f"b = (torch.randn({n}, dtype=torch.float64) * {scale}).to({dtype})"]
+    if r.random() < 0.5:
+        lines += ["out = 0.0", header, f"    out += {base} ** 2"]
+    else:
+        lines += ["out = []", header, f"    out.append({base} ** 2)"]
+    counted("squares of Python float arithmetic ((p - t) ** 2)", program(lines))
+
+
+ROW_WALK_NEAR_MISSES = [
+    # a triangle (the inner walk's length depends on the outer index), a recurrence along the row, an outer element
+    # that is not a tensor row (a Python list), a random draw per element
+    ["X = torch.randn(4, 4)", "total = 0.0", "for i in range(4):", "    for v in X[i, :i]:", "        total += v"],
+    ["X = torch.randn(4, 4)", "out = torch.zeros(4, 4)", "for i, row in enumerate(X):",
+     "    for j, v in enumerate(row):", "        out[i, j] = out[i, j - 1] + v"],
+    ["rows = [[1.0, 2.0], [3.0, 4.0]]", "total = 0.0", "for row in rows:", "    for v in row:", "        total += v"],
+    ["X = torch.randn(4, 3)", "total = 0.0", "for row in X:", "    for v in row:", "        total += v * torch.rand(())"],
+]
+
+
+@pytest.mark.parametrize("lines", ROW_WALK_NEAR_MISSES, ids=[str(i) for i in range(len(ROW_WALK_NEAR_MISSES))])
+def test_row_walk_near_miss_gets_no_fix(lines):
+    refused("near miss (row walks)", program(lines))
+
+
+MEMBERSHIP_NEAR_MISSES = [
+    # `in` of a list or tuple compares by identity first, then `==` (a tensor's `==` as a bool raises for a row)
+    ["v = torch.randint(0, 4, (6,))", "out = 0", "for i in range(6):", "    if v[i] in [1, 2]:", "        out += 1"],
+    ["v = torch.randint(0, 4, (6,))", "out = 0", "for x in v:", "    if x.item() in (1, 2):", "        out += 1"],
+    ["rows = [torch.randn(3) for _ in range(4)]", "x = torch.randn(5, 3)", "out = []", "for r in x:",
+     "    out.append(r in rows)"],
+    ["vocab = {1: 'a', 2: 'b'}", "v = torch.randint(0, 4, (6,))", "out = 0", "for i in range(6):",
+     "    if v[i].item() in vocab:", "        out += 1"],
+]
+
+
+@pytest.mark.parametrize("lines", MEMBERSHIP_NEAR_MISSES, ids=[str(i) for i in range(len(MEMBERSHIP_NEAR_MISSES))])
+def test_membership_near_miss_gets_no_fix(lines):
+    refused("near miss (membership)", program(lines))
+
+
 # (the layer, the shape of one sample, the sample's dtype): layers that treat each sample on their own
 PER_SAMPLE_LAYERS = [
     ("nn.Linear(4, 3)", (4,), "torch.float32"), ("nn.Linear(4, 3, bias=False)", (2, 4), "torch.float64"),
@@ -1132,6 +1381,12 @@ NOW_REWRITTEN = [
      "        for i in range(self.in_channels):",
      "            kernel_value[i, i % input_dim, self.kernel_size // 2, self.kernel_size // 2] = 1",
      "        return kernel_value", "out = M(4, 3).rep()", "out2 = M(2, 5).rep()"],
+    # a list of Python numbers that is itself the result (nothing converts it after the loop)
+    ["v = torch.randint(0, 4, (5,))", "out = []", "for i in range(len(v)):", "    out.append((v[i] == 2).item())"],
+    ["mask = torch.rand(6, 4) > 0.5", "lengths = []", "for row in mask:", "    lengths.append(int(row.sum()))"],
+    # ... its numbers of the kind the conversion makes: `float()` of an int is a float, `int()` of a bool an int
+    ["x = torch.randint(-4, 5, (5, 3))", "out = []", "for i in range(len(x)):", "    out.append(float(x[i].sum()))"],
+    ["x = torch.randn(5, 3)", "out = []", "for i in range(len(x)):", "    out.append(int(x[i].sum() > 0))"],
     # the index placed at the concat dim, no moving
     ["x = torch.randn(32).unsqueeze(1)", "out = torch.cat([x ** i for i in range(1, 5)], 1)"],
 ]

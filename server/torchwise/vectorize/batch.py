@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import ast
 import copy
+import math
 from dataclasses import replace
 from typing import Optional
 
 from torchwise.analysis import dims, layout, optable, shapes
 from torchwise.analysis.dtypes import DType, is_complex, is_floating, is_integral
 from torchwise.analysis.values import ScalarValue, SeqValue, SymbolicValue, TensorValue
+from torchwise.vectorize.expr import spelled as expr_spelled
 from torchwise.vectorize.expr import (
     ATOM, BAND, BOR, COMPARE, POWER, UNARY, Inherent, Refuse, _precedence, number_literal, wrap,
 )
@@ -134,6 +136,8 @@ class Batcher(Indexing, Calling):
         return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
     def src(self, node: ast.AST) -> str:
+        if getattr(node, "_tw_synthetic", False):  # written by the vectorizer (``expr.spelled``)
+            return ast.unparse(node)
         return self.source.text_of(self.source.span(node))
 
     def _device(self, value) -> None:
@@ -237,6 +241,8 @@ class Batcher(Indexing, Calling):
         level = self.levels[k]
         if node.id == level.index:
             return self.index_value(k)
+        if node.id in level.aliases:
+            return self(level.aliases[node.id])
         element = level.elements[node.id]
         return self.element_leaf(k, element)
 
@@ -397,9 +403,29 @@ class Batcher(Indexing, Calling):
         raise Refuse("unary operator not understood")
 
     def _Compare(self, node: ast.Compare) -> Vec:
+        if len(node.ops) == 1 and type(node.ops[0]) in (ast.In, ast.NotIn):
+            return self._membership(node)
         if len(node.ops) != 1 or type(node.ops[0]) not in _COMPARES:
             raise Refuse("a chained or non-numeric comparison")
         return self._compared(node, self(node.left), self(node.comparators[0]))
+
+    def _membership(self, node: ast.Compare) -> Vec:
+        """``v in t`` of a tensor ``t`` is ``Tensor.__contains__``: ``bool((v == t).any())`` for a tensor or number
+        ``v`` (``not in``: ``(v != t).all()``, the same on NaN and on an empty ``t``). Batched as that spelling."""
+        container = self(node.comparators[0])
+        if not container.is_tensor:
+            raise Refuse("`in` of something that is not a tensor (a list or tuple compares by identity first)")
+        element = self(node.left)
+        if not (element.is_tensor or isinstance(element.elem, ScalarValue)
+                and element.elem.kind in ("int", "float", "bool")):
+            raise Refuse("`in` of a tensor with something that is not a tensor or number")
+        found = isinstance(node.ops[0], ast.In)
+        compare = ast.Compare(left=node.left, ops=[ast.Eq() if found else ast.NotEq()],
+                              comparators=[node.comparators[0]])
+        reduced = ast.Call(func=ast.Attribute(value=compare, attr="any" if found else "all", ctx=ast.Load()),
+                           args=[], keywords=[])
+        spelled = ast.Call(func=ast.Attribute(value=reduced, attr="item", ctx=ast.Load()), args=[], keywords=[])
+        return self(expr_spelled(spelled, node))
 
     def _compared(self, node: ast.Compare, left: Vec, right: Vec) -> Vec:
         symbol = _COMPARES[type(node.ops[0])]
@@ -690,7 +716,8 @@ class Batcher(Indexing, Calling):
         deps = frozenset().union(*(v.deps for v in operands))
         whole = TensorValue(dtype, shape, next(iter(w.device for w in wholes if isinstance(w, TensorValue))),
                             layout.contiguous_strides(shape), False, True)
-        return Vec(text, prec, elem, whole, deps, python=True)
+        bound = _result_bound(python_op, operands) if elem.kind == "float" else None
+        return Vec(text, prec, elem, whole, deps, python=True, bound=bound)
 
     def _native_float(self, operands: list, python_op) -> Optional[DType]:
         """The float dtype that holds every float operand exactly, for an op that only compares or chooses."""
@@ -820,12 +847,40 @@ class Batcher(Indexing, Calling):
 
 
 def _squared_float(operands: list) -> bool:
-    """``v.item() ** 2`` of a float32 (or narrower) tensor's number: squared once and rounded once in both Python and
-    float64 torch, and it cannot overflow (Python would raise ``OverflowError`` where torch gives inf)."""
+    """``b ** 2`` of a Python float per element whose magnitude is bounded below 1e150 (``v.item() ** 2`` of a float32
+    tensor's number, ``(p - t) ** 2`` of two of them): squared once and rounded once in both Python and float64
+    torch, and it cannot overflow (Python would raise ``OverflowError`` where torch gives inf)."""
     if len(operands) != 2:
         return False
     base, exponent = operands
+    bound = _float_bound(base)
     return base.batched and isinstance(base.elem, ScalarValue) and base.elem.kind == "float" \
-        and isinstance(base.whole, TensorValue) and base.whole.dtype in (DType.float32, DType.float16, DType.bfloat16) \
+        and bound is not None and bound < 1e150 \
         and not exponent.batched and isinstance(exponent.elem, ScalarValue) and exponent.elem.kind == "int" \
         and exponent.elem.value == 2 and type(exponent.elem.value) is int
+
+
+_NARROW_FLOAT_MAX = 3.5e38  # float32's largest finite value, rounded up (float16 and bfloat16 stay below it)
+
+
+def _float_bound(vec: Vec) -> Optional[float]:
+    """A bound on the magnitude of a Python number per element: known from its arithmetic (``Vec.bound``), or the
+    number of a float32 (or narrower) tensor's element, or a known invariant number."""
+    if vec.bound is not None:
+        return vec.bound
+    if vec.batched and vec.python and isinstance(vec.whole, TensorValue) \
+            and vec.whole.dtype in (DType.float32, DType.float16, DType.bfloat16):
+        return _NARROW_FLOAT_MAX
+    if not vec.batched and isinstance(vec.elem, ScalarValue) and type(vec.elem.value) in (int, float):
+        return abs(vec.elem.value) if math.isfinite(vec.elem.value) else None
+    return None
+
+
+def _result_bound(python_op, operands: list) -> Optional[float]:
+    """The bound of ``a + b``, ``a - b``, ``a * b``, ``-a`` from its operands' bounds (None: unknown)."""
+    bounds = [_float_bound(v) for v in operands]
+    if None in bounds or python_op not in ("+", "-", "*", "neg"):
+        return None
+    if python_op == "*":
+        return bounds[0] * bounds[1] if len(bounds) == 2 else None
+    return sum(bounds)

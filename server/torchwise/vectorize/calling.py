@@ -251,24 +251,25 @@ class Calling:
 
     def to_python(self, value: Vec, how: str) -> Vec:
         """``.item()``, ``float(v)``, ``int(v)``: one Python number per element."""
-        if not (value.is_tensor and value.rank == 0 and value.batched and value.lost == 0):
+        # `lost` dims are size 1: `.item()` of a (1,)-shaped element (a `torch.randn(1)` bias added) is its one number
+        if not (value.is_tensor and value.rank == 0 and value.batched):
             raise Refuse(f"`{how}` of something that is not one number per element")
         dtype = value.dtype
         if dtype is None:
             raise Refuse(f"`{how}` of a tensor of unknown dtype (int or float?)")
         if how == "item":
             kind = "bool" if dtype is DType.bool else "float" if is_floating(dtype) else "int"
-            return replace(value, elem=ScalarValue(kind), python=True, keepdim=None, moved=None)
+            return replace(value, elem=ScalarValue(kind), python=True, keepdim=None, moved=None, lost=0)
         if how == "int":
             if is_floating(dtype):
                 raise Refuse("`int()` of a float raises on NaN and inf, `.long()` does not")
-            return replace(value, elem=ScalarValue("int"), python=True, keepdim=None, moved=None)
+            return replace(value, elem=ScalarValue("int"), python=True, keepdim=None, moved=None, lost=0)
         if how == "float":
-            return replace(value, elem=ScalarValue("float"), python=True, keepdim=None, moved=None)
+            return replace(value, elem=ScalarValue("float"), python=True, keepdim=None, moved=None, lost=0)
         if how == "bool":
             if dtype is not DType.bool:
                 raise Refuse("`bool()` of a number")
-            return replace(value, elem=ScalarValue("bool"), python=True, keepdim=None, moved=None)
+            return replace(value, elem=ScalarValue("bool"), python=True, keepdim=None, moved=None, lost=0)
         raise Refuse(f"`{how}` not understood")
 
     def builtin_call(self, node: ast.Call) -> Vec:
@@ -345,6 +346,9 @@ class Calling:
         """A call of a table op with batched arguments, by the op's batching rule."""
         if op.has("random"):
             raise Inherent(f"`{op.name}` draws random numbers: one draw per element is not one draw per tensor")
+        if op.name in ("cat", "stack") and given is None and receiver is None and node.args \
+                and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            return self.joined_literal(node, op, func_text, qualname)
         args = [self(a) for a in node.args] if given is None else given
         kwargs = {k.arg: self(k.value) for k in node.keywords} if given is None else {}
         other = args[0 if receiver is not None else 1] if len(args) == (1 if receiver is not None else 2) else None
@@ -678,6 +682,58 @@ class Calling:
         if found is None and op.name in _LOCAL_FACTS:
             found = _LOCAL_FACTS[op.name](values)
         return found
+
+    def joined_literal(self, node: ast.Call, op, func_text: str, qualname: str) -> Vec:
+        """``torch.stack([a, b, c], dim=d)`` (or ``cat``) of a literal list of per-element tensors: the same list of
+        the batched wholes, joined at ``d`` moved past the loop dims. Every item must vary along the same loops with
+        all their dims (nothing to broadcast: ``stack`` does not); the engine's facts of the join, asked for one
+        element and for the wholes, must agree (shapes, promotion)."""
+        items = node.args[0].elts
+        if not items or any(isinstance(e, ast.Starred) for e in items):
+            raise Refuse(f"`{op.name}` of an empty or starred list")
+        dim = self._join_dim(node)
+        vecs = [self(e) for e in items]
+        first = vecs[0]
+        for vec in vecs:
+            if not (vec.batched and vec.is_tensor) or vec.parts is not None or vec.ragged is not None:
+                raise Refuse(f"`{op.name}` of a list whose items are not all tensors of the loop")
+            if vec.lost or vec.deps != first.deps or vec.batch_dims != len(first.deps) or vec.rank != first.rank:
+                raise Refuse(f"`{op.name}` of items that would broadcast differently")
+        rank = first.rank + (1 if op.name == "stack" else 0)
+        if op.name == "cat" and first.rank == 0:
+            raise Refuse("`torch.cat` of 0-d tensors raises")
+        if not -rank <= dim < rank:
+            raise Refuse(f"`{op.name}` along a dim out of range (it raises)")
+        moved = (dim % rank) + first.batch_dims
+        dim_value = ScalarValue("int", dim)
+        elem = self.oracle.function(node, qualname, [SeqValue("list", tuple(v.elem for v in vecs))],
+                                    {"dim": dim_value})
+        whole = self.oracle.function(node, qualname, [SeqValue("list", tuple(v.whole for v in vecs))],
+                                     {"dim": ScalarValue("int", moved)})
+        if not (_known(elem) and _known(whole)):
+            raise Refuse(f"`{op.name}` the analysis cannot follow here")
+        if len(whole.shape) < 4:  # a join is new row-major memory (4-d and more may follow channels_last inputs)
+            whole = whole.with_(strides=layout.contiguous_strides(tuple(whole.shape)), memory=None)
+            elem = elem.with_(strides=layout.contiguous_strides(tuple(elem.shape)), memory=None)
+        deps = frozenset().union(*(v.deps for v in vecs))
+        text = f"{func_text}([{', '.join(v.text for v in vecs)}], dim={moved})"
+        vec = Vec(text, ATOM, elem, whole, deps)
+        self.prove(vec)
+        return vec
+
+    def _join_dim(self, node: ast.Call) -> int:
+        """The literal int ``dim`` of a ``cat`` / ``stack`` call (0 when not given)."""
+        given = node.args[1:2] + [k.value for k in node.keywords if k.arg == "dim"]
+        if len(node.args) > 2 or len(given) > 1 or any(k.arg != "dim" for k in node.keywords):
+            raise Refuse("`cat` / `stack` with other arguments")
+        if not given:
+            return 0
+        value = given[0]
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and isinstance(value.operand, ast.Constant):
+            value = ast.Constant(-value.operand.value)
+        if not (isinstance(value, ast.Constant) and type(value.value) is int):
+            raise Refuse("`cat` / `stack` along a dim that is not a literal int")
+        return value.value
 
     def _cat_stack(self, node, op, func_text, bound, qualname) -> Vec:
         raise Refuse(f"`{op.name}` inside a loop body")
@@ -1040,9 +1096,39 @@ def _like(batcher: Batcher, node: ast.Call) -> Vec:
     return vec
 
 
+def _quantile(batcher: Batcher, node: ast.Call) -> Vec:
+    """``torch.quantile(v, q)`` of a float element with no ``dim`` (its quantile over all its values): the same q of
+    each element's values flattened, ``torch.quantile(X.flatten(b), q, dim=-1)`` (one sort per row, the same
+    interpolation). ``q`` one Python float in [0, 1]; the element and the loop certainly non-empty (an empty whole
+    raises)."""
+    if len(node.args) != 2 or any(k.arg != "interpolation" or not isinstance(k.value, ast.Constant)
+                                  for k in node.keywords) or batcher.mentions_loop(node.args[1]):
+        raise Refuse("`torch.quantile` with a dim, a batched q or other options")
+    q = batcher.ctx.value(node.args[1])
+    if not (isinstance(q, ScalarValue) and type(q.value) is float and 0.0 <= q.value <= 1.0):
+        raise Refuse("`torch.quantile` of a q that is not one known float in [0, 1]")
+    value = batcher(node.args[0])
+    if not (value.is_tensor and value.batched and not value.lost and value.parts is None and value.rank >= 1
+            and value.dtype in (DType.float32, DType.float64)):
+        raise Refuse("`torch.quantile` of something that is not a float tensor per element")
+    from torchwise.vectorize import proof
+
+    if not all(proof.certainly_positive(d) for d in value.whole.shape):
+        # an empty element raises in both; so does the whole of a loop that runs zero times, where the loop does not
+        raise Refuse("`torch.quantile` of an element that may be empty, or a loop that may run zero times (it raises)")
+    rows = value.text if value.rank == 1 else f"{value.atom()}.flatten({value.batch_dims})"
+    lead = tuple(value.whole.shape[:value.batch_dims])
+    elem = value.elem.with_(shape=(), strides=(), memory=None)
+    whole = value.whole.with_(shape=lead, strides=layout.contiguous_strides(lead), memory=None)
+    rest = [batcher.src(node.args[1]), "dim=-1"] + [f"{k.arg}={batcher.src(k.value)}" for k in node.keywords]
+    vec = Vec(f"{batcher.src(node.func)}({', '.join([rows] + rest)})", ATOM, elem, whole, value.deps, fresh=True)
+    batcher.prove(vec)
+    return vec
+
+
 _LOCAL_RULES = {"torch.nn.functional.mse_loss": _mse_loss, "torch.nn.functional.one_hot": _one_hot,
                 "torch.nn.functional.cross_entropy": _cross_entropy, "torch.zeros_like": _like,
-                "torch.ones_like": _like, "torch.full_like": _like}
+                "torch.ones_like": _like, "torch.full_like": _like, "torch.quantile": _quantile}
 
 
 def _topk_facts(values: dict):

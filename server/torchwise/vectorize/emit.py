@@ -134,6 +134,8 @@ class Emitter:
                     return "filter loop over tensor elements; a boolean mask selects them in one op"
                 if self.levels[0].kind == "list":
                     return "loop applies the same tensor ops to each item of a list"
+                if self.after is None:  # the list itself is the result
+                    return "loop builds a list of numbers one element at a time"
                 return "loop builds a list one element at a time, then stacks it"
             if isinstance(write, Accumulate):
                 if write.cond is not None and not write.value.batched:
@@ -788,7 +790,10 @@ class Emitter:
         if mask is None and how in ("stack", "cat") and self.levels[0].kind != "list":
             self.empty(f"`torch.{how}([])` raises where the vectorized code would not")
         self.deletes.append(init)
-        self.after = (after, call, text, prec)
+        if after is None:  # the list itself is the result: bound where the loop was
+            self.lines.append(f"{write.name} = {text}")
+        else:
+            self.after = (after, call, text, prec)
         self.summary.append(text)
 
     def converted(self, value: Vec, how: str, mask: Optional[Vec], call: Optional[ast.Call],
@@ -800,7 +805,7 @@ class Emitter:
         if value.python:
             if how == "list":
                 base = self._selected(value, mask)
-                return f"{base.atom()}.tolist()", ATOM
+                return f"{_as_python_kind(base, torch)}.tolist()", ATOM
             if how == "tensor":
                 kind = value.elem.kind
                 dtype = {"float": self.m.default_float, "int": DType.int64, "bool": DType.bool}.get(kind)
@@ -1424,3 +1429,14 @@ def _index_texts(batcher, plan: dict, walks, what: str) -> list:
             raise Refuse(f"a {what} index that is not one integer per element")
         texts[position] = gathered.text
     return texts
+
+
+def _as_python_kind(vec: Vec, torch: str) -> str:
+    """The whole's text cast so that ``.tolist()`` gives the Python numbers of the element's kind: ``float()`` of
+    an int tensor is a float (``.double()``, the same rounding), ``int()`` of a bool tensor an int (``.long()``)."""
+    kind, dtype = vec.elem.kind, vec.whole.dtype
+    if kind == "float" and not is_floating(dtype):
+        return f"{vec.atom()}.double()"
+    if kind == "int" and dtype is DType.bool:
+        return f"{vec.atom()}.long()"
+    return vec.atom()

@@ -97,3 +97,13 @@ def row_ordered(shape, strides) -> bool:
         return False
     spread = [stride for size, stride in zip(shape, strides) if size > 1 and stride != 0]
     return all(outer > inner for outer, inner in zip(spread, spread[1:]))
+
+
+def spelled(node: ast.AST, like: ast.AST) -> ast.AST:
+    """A node the vectorizer writes itself (``v in t`` spelled ``(v == t).any().item()``, ``row[0]`` of an unpacked
+    row): its new parts are marked so that their text is unparsed, not read from the file at a borrowed position;
+    the parts taken from the file keep theirs."""
+    for sub in ast.walk(node):
+        if not hasattr(sub, "lineno"):
+            sub._tw_synthetic = True
+    return ast.fix_missing_locations(ast.copy_location(node, like))

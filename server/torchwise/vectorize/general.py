@@ -24,7 +24,7 @@ from torchwise.vectorize.vec import _PURE_BUILTINS, Vec
 from torchwise.vectorize.collect import unknown_items_reason
 from torchwise.vectorize.body import BodyTranslator, bound_names, classify_names, copy_store
 from torchwise.vectorize.emit import Doubt, Emitter, _ALLOCATORS, _FRESH_FACTORIES
-from torchwise.vectorize.expr import ARITH, ATOM, TERM, Inherent, Refuse, _precedence, torch_name, wrap
+from torchwise.vectorize.expr import ARITH, ATOM, TERM, Inherent, Refuse, _precedence, spelled, torch_name, wrap
 from torchwise.vectorize.oracle import Oracle
 from torchwise.vectorize.space import HalfKnown, Level, Unwalkable, Walker, tensor_sizes
 
@@ -129,8 +129,9 @@ class GeneralMatcher:
         while len(statements) == 1 and isinstance(statements[0], ast.For) and not statements[0].orelse:
             inner = statements[0]
             if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(inner.iter)):
-                raise Refuse("an inner loop whose range depends on the outer one (a triangle)")
-            level = walker.level(inner.target, inner.iter)
+                level = self.row_walk(inner, levels)
+            else:
+                level = walker.level(inner.target, inner.iter)
             if level.names & names:
                 raise Refuse("a loop variable bound twice")
             levels.append(level)
@@ -140,6 +141,62 @@ class GeneralMatcher:
         if len(levels) > 3:
             raise Refuse("more than three nested loops")
         return levels, statements
+
+    def row_walk(self, inner: ast.For, levels: list) -> Level:
+        """``for v in row`` (``row`` an outer loop's element) or ``for v in X[i]`` (``i`` an outer index), maybe
+        enumerated: a walk along the row's first dim, which every row has alike (``X.shape[1]``). ``v`` stands
+        for ``row[j]`` of a hidden index ``j``; any other inner range that depends on the outer loop (a triangle)
+        is refused."""
+        target, iterable = inner.target, inner.iter
+        index = None
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" \
+                and self.scope.owner_of("enumerate") is None and len(iterable.args) == 1 and not iterable.keywords:
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2
+                    and all(isinstance(e, ast.Name) for e in target.elts)):
+                raise Refuse("an `enumerate` target not understood")
+            index, target, iterable = target.elts[0].id, target.elts[1], iterable.args[0]
+        if not isinstance(target, ast.Name):
+            raise Refuse("an inner loop whose range depends on the outer one (a triangle)")
+        rows = self._rows_walked(iterable, levels)
+        if rows is None:
+            raise Refuse("an inner loop whose range depends on the outer one (a triangle)")
+        count, count_text, iterable = rows
+        index = index or proof.fresh_name(self.ctx.tree, "_j")
+        element = spelled(ast.Subscript(value=iterable, slice=ast.Name(index, ast.Load()), ctx=ast.Load()), iterable)
+        return Level(count, count_text, index=index, arange=f"arange({count_text})", stop_text=count_text,
+                     aliases={target.id: element})
+
+    def _rows_walked(self, iterable: ast.expr, levels: list):
+        """(length, its text) of every row that ``iterable`` is over the outer loops: an outer element of a
+        tensor walk, or ``X[i]`` of an outer index into a tensor named outside the loop; else None."""
+        if isinstance(iterable, ast.Name):
+            for level in levels:
+                element = level.elements.get(iterable.id)
+                if element is not None and element.kind == "tensor" and isinstance(element.node, (ast.Name, ast.Attribute)) \
+                        and element.whole.shape is not None and len(element.whole.shape) >= 2:
+                    count = element.whole.shape[1]
+                    return count, str(count) if type(count) is int else f"{element.text}.shape[1]", \
+                        self._row_of(level, element.node)
+            return None
+        if not (isinstance(iterable, ast.Subscript) and isinstance(iterable.value, ast.Name)
+                and isinstance(iterable.slice, ast.Name)):
+            return None
+        if not any(iterable.slice.id == level.index for level in levels) or \
+                any(iterable.value.id in level.names for level in levels):
+            return None
+        whole = self.ctx.value(iterable.value)
+        if not (isinstance(whole, TensorValue) and whole.shape is not None and len(whole.shape) >= 2):
+            return None
+        count = whole.shape[1]
+        return count, str(count) if type(count) is int else f"{iterable.value.id}.shape[1]", iterable
+
+    def _row_of(self, level: Level, walked: ast.expr) -> ast.expr:
+        """``X[i]`` for the element ``row`` of ``for row in X``: the outer level gets an index if it has none (a
+        hidden one), so that the inner element is ``X[i][j]``, an index expression the batcher reads whole."""
+        if level.index is None:
+            level.index = proof.fresh_name(self.ctx.tree, "_i")
+            level.arange = f"arange({level.count_text})" if level.count_text else None
+        return spelled(ast.Subscript(value=walked, slice=ast.Name(level.index, ast.Load()), ctx=ast.Load()), walked)
 
     def translate(self, levels: list, statements: list, torch: str):
         oracle = Oracle(self.ctx, self.loop)
@@ -404,6 +461,8 @@ def walks_tensors(ctx, levels: list, body: list) -> bool:
     """The loop is over tensor elements: a level walks a tensor (or a list of them), or the body indexes a
     tensor with a loop index (``x[i]``). Only such loops are flagged when no rewrite is proven."""
     if any(e.kind in ("tensor", "list", "tolist") for level in levels for e in level.elements.values()):
+        return True
+    if any(level.aliases for level in levels):  # `for v in X[i]`: a walk along a tensor's rows (``row_walk``)
         return True
     names = {name for level in levels for name in level.names}
     for stmt in body:

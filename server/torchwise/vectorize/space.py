@@ -18,6 +18,7 @@ from typing import Optional
 from torchwise.analysis import dims
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.values import ScalarValue, SeqValue, SymbolicValue, TensorValue
+from torchwise.vectorize.expr import spelled
 
 Dim = object  # int | dims.Sym
 
@@ -46,6 +47,7 @@ class Element:
     fresh: bool = False  # the text makes new memory
     item: object = None  # for "numbers" / "tolist": what one element is (a ScalarValue)
     roots: tuple = ()  # the names the walked expression reads
+    node: Optional[ast.expr] = None  # a tensor walk: the walked expression as written
 
 
 @dataclass
@@ -60,10 +62,11 @@ class Level:
     kind: str = "range"  # "range" | "tensor" | "list"
     stop_text: Optional[str] = None  # a range's stop, as written (`len(u) - 1`)
     arange_raises: bool = False  # `torch.arange` of the range's bounds may raise (`range(1, 0)` is empty, not an error)
+    aliases: dict = field(default_factory=dict)  # name -> the expression it stands for (`v` of `for v in row`: `row[j]`)
 
     @property
     def names(self) -> set:
-        return ({self.index} - {None}) | set(self.elements)
+        return ({self.index} - {None}) | set(self.elements) | set(self.aliases)
 
 
 def text(source, node: ast.AST) -> str:
@@ -115,6 +118,8 @@ class Walker:
             return self.enumerated(target, iterable)
         if is_builtin(iterable, "zip", self.scope):
             return self.zipped(target, iterable)
+        if isinstance(target, ast.Tuple) and not is_builtin(iterable, "range", self.scope):
+            return self.unpacked_rows(target, iterable)
         if not isinstance(target, ast.Name):
             raise Unwalkable("the loop target is not a plain name")
         if is_builtin(iterable, "range", self.scope):
@@ -125,6 +130,26 @@ class Walker:
         element, count = self.element(iterable)
         return Level(count, self._count_text(element, count), elements={target.id: element},
                      kind="list" if element.kind == "list" else "tensor")
+
+    def unpacked_rows(self, target: ast.Tuple, iterable: ast.expr) -> Level:
+        """``for u, v in edges`` of a tensor whose rows hold exactly that many items: the row walked under a hidden
+        name, each target its item (``row[0]``, ``row[1]``: what unpacking a tensor row iterates)."""
+        from torchwise.vectorize import proof
+
+        if not all(isinstance(e, ast.Name) for e in target.elts):
+            raise Unwalkable("the loop target is not a plain name or a tuple of names")
+        element, count = self.element(iterable)
+        shape = element.whole.shape
+        if element.kind != "tensor" or len(shape) < 2 or shape[1] != len(target.elts):
+            raise Unwalkable("rows unpacked into names whose number is not known to be the rows' length")
+        row = proof.fresh_name(self.ctx.tree, "_row")
+        aliases = {}
+        for k, name in enumerate(target.elts):
+            item = ast.Subscript(value=ast.Name(row, ast.Load()), slice=ast.Constant(k), ctx=ast.Load())
+            aliases[name.id] = spelled(item, name)
+        if len(aliases) != len(target.elts):
+            raise Unwalkable("a name bound twice")
+        return Level(count, self._count_text(element, count), elements={row: element}, kind="tensor", aliases=aliases)
 
     # -- ranges ---------------------------------------------------------------------------------
     def range_level(self, name: str, call: ast.Call) -> Level:
@@ -186,7 +211,12 @@ class Walker:
                 raise Unwalkable("the iterated tensor's dtype, shape or device is unknown")
             self.pure(iterable)
             return Element(_atom(text(self.source, iterable), iterable), value, "tensor",
-                           fresh=not isinstance(iterable, (ast.Name, ast.Attribute, ast.Subscript))), value.shape[0]
+                           fresh=not isinstance(iterable, (ast.Name, ast.Attribute, ast.Subscript)),
+                           node=iterable), value.shape[0]
+        if isinstance(iterable, (ast.List, ast.Tuple)):
+            numbers = self.literal_numbers(iterable)
+            if numbers is not None:
+                return numbers
         if isinstance(iterable, ast.Name):
             listed = self.list_of_tensors(iterable)
             if listed is not None:
@@ -261,6 +291,23 @@ class Walker:
         return Element(f"{self.torch}.tensor({name.id})", whole, "numbers", fresh=True, item=ScalarValue(kind)), \
             len(value.items)
 
+    def literal_numbers(self, node: ast.expr):
+        """``[0.299, 0.587, 0.114]`` written in the header: ``torch.tensor([...])`` walks the same numbers (the
+        default float dtype for floats, int64 for ints)."""
+        values = [_number(item) for item in node.elts]
+        if not values or any(v is None for v in values):
+            return None
+        kind = "float" if any(type(v) is float for v in values) else "int"
+        dtype = self.ctx.facts.default_float if kind == "float" else DType.int64
+        if dtype is None:
+            return None
+        literal = text(self.source, node)
+        if isinstance(node, ast.Tuple) and not literal.startswith("("):
+            literal = f"({literal})"
+        whole = TensorValue(dtype, (len(values),), "cpu", (1,), False, True)
+        return Element(f"{self.torch}.tensor({literal})", whole, "numbers", fresh=True, item=ScalarValue(kind)), \
+            len(values)
+
     def enumerated(self, target: ast.expr, call: ast.Call) -> Level:
         if call.keywords or len(call.args) != 1 or not (isinstance(target, ast.Tuple) and len(target.elts) == 2
                                                         and isinstance(target.elts[0], ast.Name)):
@@ -329,6 +376,16 @@ class Walker:
         if element.kind == "list":
             return f"len({element.text[len(self.torch) + len('.stack('):-1]})"
         return None
+
+
+def _number(node: ast.expr):
+    """The int or float a literal is (``-2`` too), else None (bools are not walked as numbers)."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        sign, node = -1, node.operand
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return sign * node.value
+    return None
 
 
 def _cut(element: Element, count: int) -> Element:

@@ -86,6 +86,7 @@ class Vec:
     parts: Optional[tuple] = None  # a tuple result (values, indices): its items as Vecs
     python: bool = False  # per element a Python number
     free: bool = False  # its dtype is unknown, but provably the same per element and vectorized
+    bound: Optional[float] = None  # a Python float per element: a bound on its magnitude, when one is known
 
     @property
     def batched(self) -> bool:
