@@ -118,7 +118,8 @@ class LossTargetMismatch(Rule):
         Invalid(_IMPORTS + "criterion = nn.NLLLoss()\nlog_probs = torch.log_softmax(torch.randn(8, 10), dim=1)\n"
                 "loss = criterion(log_probs, torch.randint(0, 10, (4,)))\n"),
         Invalid(_IMPORTS + "out = torch.randn(8)\ny = torch.rand(8, 1)\nloss = nn.BCEWithLogitsLoss()(out, y)\n",
-                _IMPORTS + "out = torch.randn(8)\ny = torch.rand(8, 1)\nloss = nn.BCEWithLogitsLoss()(out, y.squeeze(-1))\n"),
+                _IMPORTS + "out = torch.randn(8)\ny = torch.rand(8, 1)\n"
+                "loss = nn.BCEWithLogitsLoss()(out, y.squeeze(-1))\n"),
         Invalid(_IMPORTS + "pred = torch.randn(8, 3)\ntarget = torch.randn(8, 4)\nloss = F.mse_loss(pred, target)\n"),
     )
 

@@ -200,12 +200,16 @@ def _applied_activation(expr: ast.AST, scope: Scope, ctx: Context, spec: _LossSp
         bound = scope.single_value(expr.id)
         if bound is not None and _activation_call(bound[0], bound[1], ctx, spec) is not None:
             return "name"
+        if bound is not None and isinstance(bound[0], ast.Call) and _model_ends_with(bound[0].func, bound[1], ctx,
+                                                                                       spec):
+            return "model"  # `out = model(xb)`, then `criterion(out, yb)`
     if isinstance(expr, ast.Call) and _model_ends_with(expr.func, scope, ctx, spec):
         return "model"
     return None
 
 
-def _model_ends_with(func: ast.AST, scope: Scope, ctx: Context, spec: _LossSpec) -> bool:
+def _model_ends_with(func: ast.AST, scope: Scope, ctx: Context, spec: _LossSpec,
+                     visiting: frozenset = frozenset()) -> bool:
     """``func`` is a model whose last layer is the activation: `nn.Sequential(..., nn.Softmax(dim=1))`, known
     from the analysis or from the call that built it."""
     value = ctx.value(func)
@@ -216,10 +220,42 @@ def _model_ends_with(func: ast.AST, scope: Scope, ctx: Context, spec: _LossSpec)
     if made is None:
         return False
     call, where = made
+    if isinstance(call.func, ast.Name) and where.qualname(call.func) is None:
+        return _forward_ends_with(call.func.id, ctx, spec, visiting)
     if where.qualname(call.func) != "torch.nn.Sequential" or not call.args:
         return False
     last = call.args[-1]
     return isinstance(last, ast.Call) and where.qualname(last.func) == f"torch.nn.{spec.layer}"
+
+
+def _forward_ends_with(class_name: str, ctx: Context, spec: _LossSpec, visiting: frozenset = frozenset()) -> bool:
+    """A module class of this file whose ``forward`` returns the activation's output on every path (`return
+    F.softmax(self.fc2(x), dim=1)`, `return self.softmax(x)` of an `nn.Softmax`, a model ending in it)."""
+    if class_name in visiting:
+        return False  # (a class built inside its own forward's layers: no answer)
+    visiting |= {class_name}
+    cls = next((n for n in ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
+    forward = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None) \
+        if cls is not None else None
+    scope = ctx.index.scope_of_node.get(forward) if forward is not None else None
+    if scope is None:
+        return False
+    returns = [n for n in own_code(forward.body) if isinstance(n, ast.Return)]
+    return bool(returns) and all(
+        isinstance(r.value, ast.Call) and (_activation_call(r.value, scope, ctx, spec) is not None
+                                           or _layer_is_activation(r.value.func, scope, ctx, spec, visiting))
+        for r in returns)
+
+
+def _layer_is_activation(func: ast.AST, scope: Scope, ctx: Context, spec: _LossSpec, visiting: frozenset) -> bool:
+    """``self.softmax`` (an `nn.Softmax`) or ``self.net`` (a model ending in one), called in ``forward``."""
+    value = ctx.value(func)
+    if isinstance(value, ModuleValue) and value.kind == spec.layer:
+        return True
+    made = constructor(ctx, func, scope)
+    if made is not None and made[1].qualname(made[0].func) == f"torch.nn.{spec.layer}":
+        return True
+    return _model_ends_with(func, scope, ctx, spec, visiting)
 
 
 def _logits_fix(ctx: Context, scope: Scope, prediction: ast.expr, activation: ast.Call) -> list:
@@ -272,8 +308,9 @@ class SoftmaxIntoCrossEntropy(_DoubleActivation):
     name = "softmax-into-cross-entropy"
     severity = Severity.WARNING
     spec = _CROSS_ENTROPY
-    summary = ("Flags the output of `softmax` (or of a model ending in `nn.Softmax`) passed to `F.cross_entropy` / "
-               "`nn.CrossEntropyLoss`, which applies log-softmax itself.")
+    summary = ("Flags the output of `softmax` (or of a model ending in `nn.Softmax`, or whose `forward` returns "
+               "`F.softmax(...)`) passed to `F.cross_entropy` / `nn.CrossEntropyLoss`, which applies log-softmax "
+               "itself.")
     why = ("Cross-entropy takes logits and computes `log_softmax` of them. Given probabilities, it takes the "
            "softmax of the softmax: the values are squeezed into [0, 1], so the loss can barely move and the "
            "gradients are much flatter than they should be. Training still runs, only worse, and nothing raises. "
@@ -292,6 +329,12 @@ class SoftmaxIntoCrossEntropy(_DoubleActivation):
               "x = torch.randn(4, 8)\ny = torch.tensor([0, 1, 2, 0])\nloss = criterion(model(x), y)\n"),
         Valid("import torch\nimport torch.nn.functional as F\n\n\ndef loss_fn(probs, y):\n"
               "    return F.nll_loss(torch.log(probs), y)\n"),
+        # a model of this file whose forward ends in log_softmax: harmless
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Net(nn.Module):\n"
+              "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 3)\n\n"
+              "    def forward(self, x):\n        return F.log_softmax(self.fc(x), dim=1)\n\n\n"
+              "model = Net()\ncriterion = nn.CrossEntropyLoss()\nx = torch.randn(4, 8)\n"
+              "y = torch.tensor([0, 1, 2, 0])\nout = model(x)\nloss = criterion(out, y)\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn.functional as F\nlogits = torch.randn(4, 3, requires_grad=True)\n"
@@ -310,11 +353,17 @@ class SoftmaxIntoCrossEntropy(_DoubleActivation):
                 "import torch\nimport torch.nn as nn\n\n\nclass Trainer:\n    def __init__(self, model):\n"
                 "        self.model = model\n        self.criterion = nn.CrossEntropyLoss()\n\n"
                 "    def loss(self, x, y):\n        return self.criterion(self.model(x), y)\n"),
+        # a model of this file whose forward returns softmax probabilities
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Net(nn.Module):\n"
+              "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 3)\n\n"
+              "    def forward(self, x):\n        return F.softmax(self.fc(x), dim=1)\n\n\n"
+              "model = Net()\ncriterion = nn.CrossEntropyLoss()\nx = torch.randn(4, 8)\n"
+              "y = torch.tensor([0, 1, 2, 0])\nout = model(x)\nloss = criterion(out, y)\n"),
     )
 
     def message(self, how: str, shown: str) -> str:
         source = {"inline": "softmax probabilities", "name": "softmax probabilities",
-                  "model": "the output of a model ending in `nn.Softmax`"}[how]
+                  "model": "the output of a model that ends in softmax"}[how]
         return (f"`{shown}` is {source}, and cross-entropy applies log-softmax itself: a double softmax flattens "
                 "the gradients; pass the logits")
 
