@@ -34,6 +34,7 @@ _LEAVES = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 _UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _PLAIN_HEAD = (ast.Name, ast.Attribute, ast.Constant, ast.Load)
 _MISSING = object()
+_UNTOUCHED = object()  # a node's fact while a recorded statement runs: not set by it (yet)
 
 
 class _Effects:
@@ -157,41 +158,62 @@ def _same_reads(a: list, b: list) -> bool:
 def _nodes(stmt, before) -> tuple:
     """The nodes whose facts running ``stmt`` may set (its own, and the target of an assignment right above it, which
     an unpacking may name: ``_named_where_assigned``), and the statements under it (run with grad off, or not)."""
-    nodes = list(ast.walk(stmt))
+    nodes = [node for node in ast.walk(stmt) if isinstance(node, (ast.expr, ast.stmt))]  # (facts' keys)
     statements = [node for node in nodes if isinstance(node, ast.stmt) and node is not stmt]
-    if isinstance(before, ast.Assign) and len(before.targets) == 1:
-        nodes.append(before.targets[0])
-    return nodes, statements
+    above = before.targets[0] if isinstance(before, ast.Assign) and len(before.targets) == 1 else None
+    return nodes, statements, above
 
 
 def _run(inf, env, stmt, statements, record: bool, before_stmt) -> _Record:
     """Run one statement of module code, recording its reads (and, when ``record``, what it did)."""
     inf._reads = reads = []
     if record:
-        nodes, inner = _nodes(stmt, before_stmt)
-        values_before = list(map(inf.values.get, nodes, _repeat_missing(nodes)))
+        nodes, inner, above = _nodes(stmt, before_stmt)
+        # Each node's fact is set aside for the run: what is then still the mark was left as it was, what is gone
+        # the run removed, anything else the run set (even to the very same object).
+        values = inf.values
+        kept = {node: values[node] for node in nodes if node in values}
+        values.update(dict.fromkeys(nodes, _UNTOUCHED))
+        above_before = values.get(above, _MISSING) if above is not None else _MISSING
         grad_before = [node in inf.grad_not_on for node in inner]
         before = dict(env.vars)
         inf._pass_log = []
         specialized, built = len(inf._specialized), len(inf._built)
     start = time.perf_counter()
-    handler = statements.get(type(stmt))
-    if handler is not None:
-        handler(inf, stmt, env)
-    else:
-        for child in ast.iter_child_nodes(stmt):
-            if isinstance(child, ast.expr):
-                inf.eval(child, env)
-    took = time.perf_counter() - start
-    inf._reads = None
+    try:
+        handler = statements.get(type(stmt))
+        if handler is not None:
+            handler(inf, stmt, env)
+        else:
+            for child in ast.iter_child_nodes(stmt):
+                if isinstance(child, ast.expr):
+                    inf.eval(child, env)
+    finally:
+        took = time.perf_counter() - start
+        inf._reads = None
+        if record:
+            after = list(map(values.get, nodes, _repeat_missing(nodes)))
+            set_now = {node: value for node, value in zip(nodes, after)
+                       if value is not _UNTOUCHED and value is not _MISSING}
+            popped = tuple(node for node, value in zip(nodes, after) if value is _MISSING)
+            for node, value in zip(nodes, after):  # the marks go: a fact left alone is back
+                if value is _UNTOUCHED:
+                    if node in kept:
+                        values[node] = kept[node]
+                    else:
+                        del values[node]
     effects = None
     if record:
         effects = _effects(inf, env, before, specialized, built)
         if effects is not None:
-            values_after = list(map(inf.values.get, nodes, _repeat_missing(nodes)))
-            written = [node for node, old, new in zip(nodes, values_before, values_after) if old is not new]
-            effects.values = {node: inf.values[node] for node in written if node in inf.values}
-            effects.popped = tuple(node for node in written if node not in inf.values)
+            if above is not None:  # (set only where it had no fact: `_named_where_assigned`)
+                now = values.get(above, _MISSING)
+                if now is not above_before:
+                    if now is _MISSING:
+                        popped += (above,)
+                    else:
+                        set_now[above] = now
+            effects.values, effects.popped = set_now, popped
             effects.grad_off = tuple(node for node, was in zip(inner, grad_before)
                                      if not was and node in inf.grad_not_on)
         inf._pass_log = None
