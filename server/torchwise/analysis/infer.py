@@ -240,6 +240,7 @@ class Inference:
         self._passes: dict = {}
         self._previous_passes: dict = previous._passes if previous is not None else {}
         self._pass_log: Optional[list] = None  # while a statement of module code is recorded: its call notes
+        self._defaults_cache: dict = previous._defaults_cache if previous is not None and not self._changed else {}
 
     # -- driver ---------------------------------------------------------------------------
     def run(self) -> "Inference":
@@ -303,7 +304,27 @@ class Inference:
         At module level they are followed in order; anywhere else (a function may run at any
         time) they make the default unknown everywhere.
         """
-        for node, scope in self.index.nodes:
+        # Each top-level statement's share is kept for the next analysis (a reused statement is the same node; what
+        # a name means is the same while no module-level name is bound otherwise).
+        cache = self._defaults_cache
+        found = {}
+        nodes = self.index.nodes
+        for stmt, start, end in self.index.top_level:
+            flags = cache.get(stmt)
+            if flags is None:
+                flags = self._default_setters_in(nodes[start:end])
+            found[stmt] = flags
+            anywhere, in_function, device = flags
+            self._default_changed_anywhere |= anywhere
+            self._default_changed_in_function |= in_function
+            self._device_changed |= device
+        self._defaults_cache = found
+        self._reset_defaults()
+
+    def _default_setters_in(self, nodes) -> tuple:
+        """(set_default_dtype called, called in a function, set_default_device called) among ``nodes``."""
+        anywhere = in_function = device = False
+        for node, scope in nodes:
             if node.__class__ is not ast.Call:
                 continue
             func = node.func
@@ -311,12 +332,12 @@ class Inference:
                 continue  # the common case, decided without resolving the name
             qualname = scope.qualname(func)
             if qualname in ("torch.set_default_dtype", "torch.set_default_tensor_type"):
-                self._default_changed_anywhere = True
+                anywhere = True
                 if scope is not self.index.module_scope:
-                    self._default_changed_in_function = True
+                    in_function = True
             elif qualname == "torch.set_default_device":
-                self._device_changed = True
-        self._reset_defaults()
+                device = True
+        return anywhere, in_function, device
 
     def _reset_defaults(self) -> None:
         if self._default_changed_in_function:
