@@ -86,3 +86,12 @@ def test_module_code_calling_an_edited_function_runs_again():
     for analysis, source in ((second, changed), (again, text)):
         assert observed(analysis) == observed(analyze(source, "m.py"))
     assert [f.code for f in second.findings] == [f.code for f in analyze(changed, "m.py").findings]
+
+
+def test_module_names_used_as_ints_hold_after_an_edit_elsewhere():
+    # (Each top-level statement's int uses are kept between analyses; the module's were filed under the tree they
+    # were found in, so a reused statement's were lost: `n` was no longer an int after an edit of `f`.)
+    text = "import torch\n\nn = unknown_fn()\nx = torch.zeros(n, 3)\ny = x.view(n * 3)\n\ndef f():\n    return 1\n"
+    first = analyze(text, "m.py")
+    changed = text.replace("return 1", "return 2")
+    assert observed(analyze(changed, "m.py", previous=first)) == observed(analyze(changed, "m.py"))

@@ -2389,6 +2389,8 @@ def _int_uses(index: ModuleIndex, cache: dict) -> tuple:
         if found is None:
             found = cache[stmt] = _int_uses_in(index.nodes[start:end])
         for function, used in found[0].items():
+            if function.__class__ is ast.Module:  # (the tree it was found in: a reused statement's is an older one)
+                function = index.module_scope.node
             names.setdefault(function, set()).update(used)
         attributes |= found[1]
         built |= found[2]
