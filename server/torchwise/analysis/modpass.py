@@ -29,7 +29,7 @@ from typing import Optional
 from torchwise.analysis import dims
 
 REUSE = True  # (False: every statement runs, as before; for measuring)
-RECORD_AFTER_S = 0.0005  # a statement that took longer than this last time keeps what it did, for a replay
+RECORD_AFTER_S = 0.002  # a statement that took longer than this last time keeps what it did, for a replay
 _LEAVES = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 _UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _PLAIN_HEAD = (ast.Name, ast.Attribute, ast.Constant, ast.Load)
@@ -113,7 +113,9 @@ def run(inf, body: list, env, tag: str) -> None:
     if not REUSE:
         previous = None
     old = previous[1] if previous is not None and previous[0] == signature and not inf._changed else None
-    took_before = {r.stmt: r.took for r in previous[1]} if previous is not None else {}
+    # (A module-level name bound otherwise, as typing at module level does, on and on in a notebook: nothing is
+    # reused, and recording what costly statements did costs more than it would save next time.)
+    took_before = {r.stmt: r.took for r in previous[1]} if previous is not None and not inf._changed else {}
     in_sync = old is not None
     records = []
     statements = inf._STATEMENTS
