@@ -28,7 +28,7 @@ from itertools import compress
 from operator import is_not
 from typing import Callable, Iterable, Optional, Tuple
 
-from torchwise.analysis import dims, ops, ops_einops
+from torchwise.analysis import dims, modpass, ops, ops_einops
 from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.layers import LAYERS
@@ -238,6 +238,10 @@ class Inference:
         self._reused_units: set = set()
         self._callers: dict = {}  # unit -> the units that may call it (from the call graph)
         self._unit_tag: Optional[str] = None  # the unit being analysed, for the symbols of its call sites
+        # Each pass over the module's code, statement by statement, for the next analysis (modpass.run).
+        self._passes: dict = {}
+        self._previous_passes: dict = previous._passes if previous is not None else {}
+        self._pass_log: Optional[list] = None  # while a statement of module code is recorded: its call notes
         # Each top-level statement's set_default_* flags, for the next analysis (_scan_global_defaults).
         self._defaults_cache: dict = previous._defaults_cache if previous is not None and not self._changed else {}
 
@@ -250,7 +254,7 @@ class Inference:
         # Each pass over the module's code makes the same fresh symbols as the last analysis's, when it runs alike:
         # the call sites and module-level values it hands the units are then equal to theirs, and the units reused.
         with dims.fresh_names("m1"):
-            self._exec_block(tree.body, self.module_env)
+            modpass.run(self, tree.body, self.module_env, "m1")
         module_end = self.module_env
         first_pass_specializations = self._specializations
         # (A unit gets nothing of the first pass but what it reads, compared on reuse: not its memoised calls.)
@@ -291,9 +295,10 @@ class Inference:
             self.module_env = Env(self.index.module_scope)
             self._specializations = first_pass_specializations  # (the first pass's budget, whatever units used)
             with dims.fresh_names("m2"):
-                self._exec_block(tree.body, self.module_env)
+                modpass.run(self, tree.body, self.module_env, "m2")
         else:
             self.module_env = module_end
+        self._previous_passes = {}
         return self
 
     def _scan_global_defaults(self) -> None:
@@ -660,6 +665,9 @@ class Inference:
     def _note_site(self, info, starred: bool, args: list, kwargs: dict) -> None:
         """A call under ``if __name__ == "__main__":`` is a demo: the module's importers pass other sizes, dtypes
         and devices, so all it says is the rank of each tensor it passes (which the code it runs fixes)."""
+        if self._pass_log is not None:
+            self._pass_log.append(("site", info.key if isinstance(info, MethodInfo) else info.node.name, starred,
+                                   args, kwargs, self._in_main_guard))
         if starred:
             info.opaque = True
         elif len(info.call_sites) <= _MAX_CALL_SITES:
@@ -667,6 +675,21 @@ class Inference:
                 args, kwargs = [_rank_only(a, (id(info.node), i)) for i, a in enumerate(args)], \
                     {k: _rank_only(v, (id(info.node), k)) for k, v in kwargs.items()}
             info.call_sites.append((args, kwargs))
+
+    def _replay_note(self, note: tuple) -> None:
+        """A call site or construction a statement of module code noted, noted again (``modpass``)."""
+        kind, name, starred, args, kwargs, in_main_guard = note
+        saved, self._in_main_guard = self._in_main_guard, in_main_guard
+        try:
+            if kind == "new":
+                self._note_construction(name, args)
+            elif "." in name:
+                owner, _, method = name.partition(".")
+                self._note_site(self.classes[owner].method_infos[method], starred, args, kwargs)
+            else:
+                self._note_site(self.functions[name], starred, args, kwargs)
+        finally:
+            self._in_main_guard = saved
 
     def _call_sites_for(self, info):
         """The call sites a function's parameters are read from; None when some are unseen or unknowable."""
@@ -1613,6 +1636,8 @@ class Inference:
 
     def _note_construction(self, name: str, bindings) -> None:
         info = self.classes[name]
+        if self._pass_log is not None:
+            self._pass_log.append(("new", name, False, bindings, None, self._in_main_guard))
         if bindings is None or self._in_main_guard:
             info.constructed_unseen = True
         elif len(info.constructions) <= _MAX_CALL_SITES:
