@@ -20,6 +20,8 @@ from __future__ import annotations
 import ast
 import weakref
 from dataclasses import dataclass
+from itertools import compress, count
+from operator import ne
 
 
 @dataclass
@@ -41,13 +43,9 @@ def parse(text: str, lines: list[str], previous: Parsed | None,
     if previous is None or not previous.tree.body:
         return ast.parse(text, filename=filename), False
     old, new = previous.lines, lines
-    prefix = 0
     limit = min(len(old), len(new))
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
-        suffix += 1
+    prefix = _common_run(old, new, limit)
+    suffix = _common_run(reversed(old), reversed(new), limit - prefix)
     if prefix == len(old) == len(new):
         return previous.tree, False
     old_changed_end = len(old) - suffix  # 0-based, exclusive: old lines [prefix, old_changed_end) changed
@@ -77,6 +75,13 @@ def parse(text: str, lines: list[str], previous: Parsed | None,
         _shift_lines(tail, delta)
     return ast.Module(body=[*head, *middle.body, *tail], type_ignores=[]), bool(delta and tail)
 
+
+
+def _common_run(old, new, limit: int) -> int:
+    """How many lines ``old`` and ``new`` have alike from their start, at most ``limit``: found at C speed (a
+    Python loop over the lines of a 200k-line file cost ~40 ms an edit)."""
+    differing = next(compress(count(), map(ne, old, new)), limit)
+    return min(differing, limit)
 
 
 def _shift_lines(stmts: list, delta: int) -> None:

@@ -24,11 +24,11 @@ import ast
 import heapq
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace as with_fields
-from itertools import compress
-from operator import is_not
+from itertools import compress, repeat
+from operator import is_, is_not
 from typing import Callable, Iterable, Optional, Tuple
 
-from torchwise.analysis import dims, ops, ops_einops
+from torchwise.analysis import dims, modpass, ops, ops_einops
 from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.layers import LAYERS
@@ -171,6 +171,12 @@ class Env:
         return Env(self.scope, merged, self.self_class)
 
 
+def _names_holding(vars: dict, kind: type) -> list:
+    """The names of ``vars`` bound to a ``kind``, found at C speed: a module's scope holds thousands of names, and
+    a list changed in place at module level made every one of them be looked at in Python (quadratic in a script)."""
+    return list(compress(vars, map(isinstance, vars.values(), repeat(kind))))
+
+
 def _differing_names(mine: dict, theirs: dict) -> list:
     """The names of ``mine`` not bound to the very same object in ``theirs`` (None where absent, as a join reads
     it), found at C speed: most names hold the same value on both paths."""
@@ -240,6 +246,10 @@ class Inference:
         self._reused_units: set = set()
         self._callers: dict = {}  # unit -> the units that may call it (from the call graph)
         self._unit_tag: Optional[str] = None  # the unit being analysed, for the symbols of its call sites
+        # Each pass over the module's code, statement by statement, for the next analysis (modpass.run).
+        self._passes: dict = {}
+        self._previous_passes: dict = previous._passes if previous is not None else {}
+        self._pass_log: Optional[list] = None  # while a statement of module code is recorded: its call notes
         # Each top-level statement's set_default_* flags, for the next analysis (_scan_global_defaults).
         self._defaults_cache: dict = previous._defaults_cache if previous is not None and not self._changed else {}
 
@@ -252,7 +262,7 @@ class Inference:
         # Each pass over the module's code makes the same fresh symbols as the last analysis's, when it runs alike:
         # the call sites and module-level values it hands the units are then equal to theirs, and the units reused.
         with dims.fresh_names("m1"):
-            self._exec_block(tree.body, self.module_env)
+            modpass.run(self, tree.body, self.module_env, "m1")
         module_end = self.module_env
         first_pass_specializations = self._specializations
         # (A unit gets nothing of the first pass but what it reads, compared on reuse: not its memoised calls.)
@@ -293,9 +303,10 @@ class Inference:
             self.module_env = Env(self.index.module_scope)
             self._specializations = first_pass_specializations  # (the first pass's budget, whatever units used)
             with dims.fresh_names("m2"):
-                self._exec_block(tree.body, self.module_env)
+                modpass.run(self, tree.body, self.module_env, "m2")
         else:
             self.module_env = module_end
+        self._previous_passes = {}
         return self
 
     def _scan_global_defaults(self) -> None:
@@ -662,6 +673,9 @@ class Inference:
     def _note_site(self, info, starred: bool, args: list, kwargs: dict) -> None:
         """A call under ``if __name__ == "__main__":`` is a demo: the module's importers pass other sizes, dtypes
         and devices, so all it says is the rank of each tensor it passes (which the code it runs fixes)."""
+        if self._pass_log is not None:
+            self._pass_log.append(("site", info.key if isinstance(info, MethodInfo) else info.node.name, starred,
+                                   args, kwargs, self._in_main_guard))
         if starred:
             info.opaque = True
         elif len(info.call_sites) <= _MAX_CALL_SITES:
@@ -669,6 +683,21 @@ class Inference:
                 args, kwargs = [_rank_only(a, (id(info.node), i)) for i, a in enumerate(args)], \
                     {k: _rank_only(v, (id(info.node), k)) for k, v in kwargs.items()}
             info.call_sites.append((args, kwargs))
+
+    def _replay_note(self, note: tuple) -> None:
+        """A call site or construction a statement of module code noted, noted again (``modpass``)."""
+        kind, name, starred, args, kwargs, in_main_guard = note
+        saved, self._in_main_guard = self._in_main_guard, in_main_guard
+        try:
+            if kind == "new":
+                self._note_construction(name, args)
+            elif "." in name:
+                owner, _, method = name.partition(".")
+                self._note_site(self.classes[owner].method_infos[method], starred, args, kwargs)
+            else:
+                self._note_site(self.functions[name], starred, args, kwargs)
+        finally:
+            self._in_main_guard = saved
 
     def _call_sites_for(self, info):
         """The call sites a function's parameters are read from; None when some are unseen or unknowable."""
@@ -1631,6 +1660,8 @@ class Inference:
 
     def _note_construction(self, name: str, bindings) -> None:
         info = self.classes[name]
+        if self._pass_log is not None:
+            self._pass_log.append(("new", name, False, bindings, None, self._in_main_guard))
         if bindings is None or self._in_main_guard:
             info.constructed_unseen = True
         elif len(info.constructions) <= _MAX_CALL_SITES:
@@ -2092,9 +2123,11 @@ class Inference:
 
     def _forget_list_items(self, env: Env) -> None:
         """A list changed in place (``rows.append(t)``): any name may alias it, so forget every list's items."""
-        for key, value in list(env.vars.items()):
-            if isinstance(value, SeqValue) and value.kind == "list" and value.items is not None:
-                env.vars[key] = SeqValue("list")
+        vars = env.vars
+        for key in _names_holding(vars, SeqValue):
+            value = vars[key]
+            if value.kind == "list" and value.items is not None:
+                vars[key] = SeqValue("list")
 
     def _forget_passed_lists(self, call, env: Env) -> None:
         """An unknown function may change a list it is given."""
@@ -2126,9 +2159,9 @@ class Inference:
 
     def _forget_shapes(self, env: Env, name: str, result) -> None:
         """An in-place shape change (``x.unsqueeze_(0)``) reaches every alias of ``x``: forget all shapes."""
-        for key, value in list(env.vars.items()):
-            if isinstance(value, TensorValue):
-                env.vars[key] = value.with_(shape=None, strides=None)
+        vars = env.vars
+        for key in _names_holding(vars, TensorValue):
+            vars[key] = vars[key].with_(shape=None, strides=None)
         receiver = env.vars.get(name)
         if isinstance(result, TensorValue):
             env.vars[name] = result
@@ -2197,8 +2230,12 @@ _COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictCom
 
 
 def _same(a, b) -> bool:
-    """Equal, and equal in every detail shown: 0.0 == -0.0, but hover tells them apart."""
-    return a == b and (a is b or repr(a) == repr(b))
+    """Equal, and equal in every detail shown: 0.0 == -0.0, but hover tells them apart. The very same object, or a
+    tuple of the very same objects (a unit's recorded read of a function: (analysed, summary)), is decided without
+    comparing or showing it: checking every unit's reads compared and showed whole summaries on each edit."""
+    if a is b or a.__class__ is tuple and b.__class__ is tuple and len(a) == len(b) and all(map(is_, a, b)):
+        return True
+    return a == b and repr(a) == repr(b)
 
 
 def _changed_names(old: dict, new: dict) -> set:
@@ -2298,9 +2335,11 @@ def _leave_loop(loop, env: "Env", made: set) -> None:
                                                                                         position, exit=True)
     if not head:
         return
-    for name, value in list(env.vars.items()):
-        if isinstance(value, TensorValue) and value.shape is not None:
-            env.vars[name] = map_dims(value, lambda d: dims.rename(d, head.get))
+    vars = env.vars
+    for name in _names_holding(vars, TensorValue):
+        value = vars[name]
+        if value.shape is not None:
+            vars[name] = map_dims(value, lambda d: dims.rename(d, head.get))
 
 
 def _rank_only(value, key):
