@@ -1220,7 +1220,7 @@ class Inference:
                 return self._if(stmt, env)
             finally:
                 self._in_main_guard = False
-        self.eval(stmt.test, env)
+        test = self.eval(stmt.test, env)
         if isinstance(stmt.test, ast.Constant) and isinstance(stmt.test.value, bool):
             # `if True:` / `if False:` take one branch only (the other is dead code).
             self._exec_block(stmt.body if stmt.test.value else stmt.orelse, env)
@@ -1228,8 +1228,17 @@ class Inference:
         body, orelse = env.copy(), env.copy()
         self._narrow(stmt.test, body, True)
         self._narrow(stmt.test, orelse, False)
-        _, body_raises = self._branch(lambda: self._exec_block(stmt.body, body))
-        _, else_raises = self._branch(lambda: self._exec_block(stmt.orelse, orelse))
+        decided = _decided_bool(test)
+        _, body_raises = self._branch(self._dead_if(decided is False, lambda: self._exec_block(stmt.body, body)))
+        _, else_raises = self._branch(self._dead_if(decided is True, lambda: self._exec_block(stmt.orelse, orelse)))
+        if decided is not None:
+            # `if x.ndim == 4:` with x's rank known: the code after goes on from the branch taken only. The other
+            # is still analysed (hover there keeps what it showed), but it is dead for these facts.
+            taken, taken_raises = (body, body_raises) if decided else (orelse, else_raises)
+            if taken_raises:
+                self.certainly_raises()
+            env.vars = taken.vars
+            return
         if body_raises and else_raises:
             self.certainly_raises()
         ends_body = body_raises or _always_leaves(stmt.body)
@@ -1243,6 +1252,21 @@ class Inference:
             merged = body.joined(orelse, branch=stmt if self._loop_depth == 0 else None)
             self._set_on_one_path(env, body, orelse, merged)
         env.vars = merged.vars
+
+    def _dead_if(self, dead: bool, run):
+        """``run``, or where it is a branch the facts rule out, ``run`` with its ``return``s left out of the
+        function's result (``if not return_hiddens: return x`` when every call passes True)."""
+        if not dead:
+            return run
+
+        def without_returns():
+            saved = self._returns
+            self._returns = None if saved is None else []
+            try:
+                return run()
+            finally:
+                self._returns = saved
+        return without_returns
 
     def _set_on_one_path(self, before: Env, body: Env, orelse: Env, merged: Env) -> None:
         """``if use_cls_token: self.cls_token = nn.Parameter(...)``: an attribute first set on one path only can
@@ -1752,11 +1776,11 @@ class Inference:
         return ops.compare(self, node, values)
 
     def _bool_op(self, node: ast.BoolOp, env: Env):
-        self.eval(node.values[0], env)
+        operands = [self.eval(node.values[0], env)]
         with self._on_some_paths():
             for value in node.values[1:]:
-                self.eval(value, env)
-        return None
+                operands.append(self.eval(value, env))
+        return _decided_bool_op(isinstance(node.op, ast.And), operands)
 
     def _if_exp(self, node: ast.IfExp, env: Env):
         """``a if test else b``: each branch with what its test tells (``x if exists(ctx) else ...``); a test the
@@ -2186,6 +2210,28 @@ def _widened(a, b, key, made: Optional[set] = None):
         return joined.with_(shape=tuple(x if x == y else _loop_symbol(key, i) for i, (x, y) in
                                         enumerate(zip(a.shape, b.shape))))
     return joined
+
+
+def _decided_bool(value) -> Optional[bool]:
+    """The truth of a test the facts decide (a bool constant), else None."""
+    if isinstance(value, ScalarValue) and value.kind == "bool" and isinstance(value.value, bool):
+        return value.value
+    return None
+
+
+def _decided_bool_op(is_and: bool, operands: list):
+    """``a and b`` / ``a or b`` of bools: decided by the first operand that stops it (False for ``and``, True for
+    ``or``) when every operand before it is decided, or by the last one; None when an operand is not a bool (its
+    value, not a bool, would be the result) or an undecided one comes first."""
+    if not all(isinstance(v, ScalarValue) and v.kind == "bool" for v in operands):
+        return None
+    for operand in operands:
+        truth = _decided_bool(operand)
+        if truth is None:
+            return ScalarValue("bool")
+        if truth is not is_and:
+            return ScalarValue("bool", truth)
+    return ScalarValue("bool", is_and)
 
 
 def _branches_joined(a, b, key):

@@ -10,6 +10,7 @@ Anything not known returns ``None`` (unknown), never a guess.
 from __future__ import annotations
 
 import ast
+import operator
 
 from torchwise.analysis import dims, dtypes, layout, ops_families, ops_nn, ops_numpy, ops_tensor, optable, shapes
 from torchwise.analysis import ops_einops  # noqa: F401  (registers einops.* in TORCH_FUNCTIONS)
@@ -479,8 +480,24 @@ def compare(inf, node: ast.Compare, values):
         kind = "compare" if isinstance(node.ops[0], (ast.Eq, ast.NotEq)) else "order"
         return elementwise(inf, values, kind, result_dtype=DType.bool)
     if identity or all(isinstance(v, ScalarValue) for v in values):
-        return ScalarValue("bool")
+        return ScalarValue("bool", None if identity else _decided_compare(node.ops, values))
     return None  # an unknown operand may be a tensor, and then the result is one too
+
+
+_COMPARISONS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+                ast.Gt: operator.gt, ast.GtE: operator.ge}
+
+
+def _decided_compare(comparisons, values):
+    """``x.ndim == 4``, ``self.pool == 'mean'``: True / False when every operand is a constant (not a symbol), as
+    Python computes it, else None."""
+    constants = [v.value for v in values]
+    if any(type(c) not in (int, float, bool, str) for c in constants):
+        return None
+    try:
+        return all(_COMPARISONS[type(op)](a, b) for op, a, b in zip(comparisons, constants, constants[1:]))
+    except (KeyError, TypeError):
+        return None
 
 
 # -- calls -----------------------------------------------------------------------------------------------------
