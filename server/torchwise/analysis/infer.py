@@ -35,7 +35,7 @@ from torchwise.analysis.layers import LAYERS
 from torchwise.analysis.scopes import BindingKind, ModuleIndex, Scope, ScopeKind
 from torchwise.analysis.values import (
     EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue,
-    TensorValue, join, map_dims,
+    TensorValue, join, map_dims, module_or_none,
 )
 
 _LIST_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -148,11 +148,12 @@ class Env:
     def copy(self) -> "Env":
         return Env(self.scope, dict(self.vars), self.self_class)
 
-    def joined(self, other: "Env", loop=None, made: Optional[set] = None, branch=None) -> "Env":
+    def joined(self, other: "Env", loop=None, made: Optional[set] = None, branch=None, around=None) -> "Env":
         """What holds on both paths. At a loop's head (``loop``: the loop statement), a tensor whose sizes change
         from pass to pass keeps its rank: each changing size is a symbol of the loop's own, for that pass (the
         names given one are added to ``made``). After an ``if`` (``branch``), a tensor of one rank on both paths
-        keeps it, each differing size a symbol of that statement's own."""
+        keeps it, each differing size a symbol of that statement's own; inside a loop (``around``: the innermost
+        loop and its ``made``), a symbol of that statement's in that pass."""
         mine_vars, their_vars = self.vars, other.vars
         # The very same value on both paths (most names, most of the time) is its own join: copied at C speed. A
         # module-level `if` or loop joins every name of the module, so this was most of a script's cost.
@@ -160,7 +161,8 @@ class Env:
         for k in _differing_names(mine_vars, their_vars):
             a, b = mine_vars[k], their_vars.get(k)
             merged[k] = _widened(a, b, (id(loop), k), made) if loop is not None else \
-                _branches_joined(a, b, (id(branch), k)) if branch is not None else join(a, b)
+                _branches_joined(a, b, (id(branch), k)) if around is None else \
+                _branches_joined(a, b, (id(around[0]), (id(branch), k)), around[1])
         for k in their_vars.keys() - mine_vars.keys():
             merged[k] = None  # bound on one path only: unknown after
         merged.pop("<self>", None)
@@ -199,6 +201,7 @@ class Inference:
         self._units_pending = True  # the module's first pass: no function has been analysed yet
         self._in_main_guard = False  # running the body of `if __name__ == "__main__":`
         self._loop_depth = 0  # loops around the statement being run (a name bound in a loop changes per pass)
+        self._loops: list = []  # (loop statement, its `made`) of the loops around it in this frame, innermost last
         self._specializing = 0  # > 0 while a call is analysed with its arguments' facts (nothing is recorded)
         self._specialized: dict = {}  # (callee node, self, arguments) -> the call's value
         self._built: dict = {}  # (class node, an instance's arguments) -> what its __init__ sets, run with them
@@ -735,15 +738,15 @@ class Inference:
         """A body run for one call (or one instance): its names stay inside, nothing is recorded for hover, and
         the caller's defaults, loop depth and unit hold again after."""
         saved = (self.values, self.grad_not_on, self.default_float, self.default_float_why, self.default_device,
-                 self.grad_enabled, self._loop_depth, self._unit_class)
-        self.values, self.grad_not_on, self._loop_depth = {}, set(), 0
+                 self.grad_enabled, self._loop_depth, self._unit_class, self._loops)
+        self.values, self.grad_not_on, self._loop_depth, self._loops = {}, set(), 0, []
         self._specializing += 1
         try:
             yield
         finally:
             self._specializing -= 1
             (self.values, self.grad_not_on, self.default_float, self.default_float_why, self.default_device,
-             self.grad_enabled, self._loop_depth, self._unit_class) = saved
+             self.grad_enabled, self._loop_depth, self._unit_class, self._loops) = saved
 
     def _analyse_function(self, info: FunctionInfo, float_default, sites) -> None:
         env = self._function_env(info.node, info.scope, None, float_default, sites)
@@ -1248,8 +1251,8 @@ class Inference:
         elif ends_else and not ends_body:
             merged = body
         else:
-            # Outside loops only: a symbol for "whichever branch ran" stands for one size per frame.
-            merged = body.joined(orelse, branch=stmt if self._loop_depth == 0 else None)
+            # A symbol for "whichever branch ran": one size per frame, or inside a loop per pass of the innermost.
+            merged = body.joined(orelse, branch=stmt, around=self._loops[-1] if self._loops else None)
             self._set_on_one_path(env, body, orelse, merged)
         env.vars = merged.vars
 
@@ -1333,6 +1336,8 @@ class Inference:
                 env.vars[name] = ScalarValue("none", None)
             elif isinstance(current, ScalarValue) and current.kind == "none":
                 env.vars[name] = None  # not None here
+            elif isinstance(current, EitherValue) and current.may_be_none:
+                env.vars[name] = current.without_none()  # `if exists(peg): x = peg(x)`
 
     def _none_helper(self, test: ast.expr, env: Env):
         """``exists(x)`` of a function of this file that is ``return val is not None`` (lucidrains' ``exists``):
@@ -1365,13 +1370,15 @@ class Inference:
         is_for = isinstance(stmt, (ast.For, ast.AsyncFor))
         iterable = self.eval(stmt.iter, env) if is_for else self.eval(stmt.test, env)
         state = env.copy()
-        made: set = set()  # the names given loop symbols
+        made: set = set()  # the names given loop symbols (and the (if, name) pairs, see Env.joined)
         self._loop_depth += 1
+        self._loops.append((stmt, made))
         try:
             with self._on_some_paths():
                 self._loop_passes(stmt, is_for, iterable, state, made)
         finally:
             self._loop_depth -= 1
+            self._loops.pop()
         if is_for:
             self._count_appends(stmt, iterable, env, state)
         _leave_loop(stmt, state, made)
@@ -2234,13 +2241,20 @@ def _decided_bool_op(is_and: bool, operands: list):
     return ScalarValue("bool", is_and)
 
 
-def _branches_joined(a, b, key):
+def _branches_joined(a, b, key, made: Optional[set] = None):
     """``join`` of two branches (an if-expression's, an ``if``'s, a function's returns; ``key`` says which): tensors
-    of one rank keep it, each differing size a symbol of the branch point's own (the size of whichever ran)."""
+    of one rank keep it, each differing size a symbol of the branch point's own (the size of whichever ran); a
+    module on one side and None on the other, either (``PEG(dim) if is_first else None``)."""
     joined = join(a, b)
+    if joined is None:
+        return module_or_none(a, b)
     if isinstance(joined, TensorValue) and joined.shape is None and isinstance(a, TensorValue) \
             and isinstance(b, TensorValue) and a.shape is not None and b.shape is not None \
             and len(a.shape) == len(b.shape):
+        if made is not None:  # in a loop: a size of this pass (``key`` is (loop, its name)), renamed on leaving
+            made.add(key[-1])
+            return joined.with_(shape=tuple(x if x == y else _loop_symbol(key, i)
+                                            for i, (x, y) in enumerate(zip(a.shape, b.shape))))
         return joined.with_(shape=tuple(x if x == y else Sym.var(f"n#{abs(hash((key, i))) % 10 ** 12}")
                                         for i, (x, y) in enumerate(zip(a.shape, b.shape))))
     return joined

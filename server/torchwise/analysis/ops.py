@@ -573,7 +573,9 @@ def call_value(inf, callee, call: Call):
     if isinstance(callee, EitherValue):  # one of these modules: what their calls agree on
         # Each option as a branch of its own: one that certainly raises is not the one a call that returns ran
         # (all raising, the call does); an error in one rules no rank out of a trial while another runs.
-        runs = [inf._branch(lambda option=option: call_value(inf, option, call)) for option in callee.options]
+        # Calling the None of a sub-module some blocks lack raises TypeError: a call that returns ran a module.
+        runs = [inf._branch(lambda option=option: call_value(inf, option, call)) if not _is_none(option)
+                else (None, True) for option in callee.options]
         if all(raised for _, raised in runs):
             inf.certainly_raises()
             return None
