@@ -102,3 +102,47 @@ def test_an_if_inside_a_loop_keeps_the_rank(tmp_path):
     for name, nth in (("x", 0), ("x", 1), ("doubled", 0), ("last", 0), ("before", 0)):
         assert _rank(analysis, name, nth) == 2, name
     assert checker.counts["ranks"] > 0
+
+
+# simple_vit_attn_residual's Attention: `context` may be None; a rank trial must not decide `exists(context)` (the
+# trial assumes it is a tensor of the rank tried) and then pin a rank on it through `self.norm_context(context)`.
+MAYBE_CONTEXT = HEADER + """
+from einops import rearrange
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, cross_attend=False):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.norm_context = nn.LayerNorm(dim) if cross_attend else None
+        self.to_kv = nn.Linear(dim, dim * 2)
+
+    def forward(self, x, context=None):
+        x = self.norm(x)
+        if exists(context):
+            context = self.norm_context(context)
+        else:
+            context = x
+        k, v = self.to_kv(context).chunk(2, dim=-1)
+        k = rearrange(k, 'b n (h d) -> b h n d', h=2)
+        return k
+
+
+class Wrap(nn.Module):
+    def __init__(self, fn, dim):
+        super().__init__()
+        self.fn = fn
+        self.attn = Attention(dim, cross_attend=True)
+
+    def forward(self, x):
+        return self.fn(x) + self.attn(x, context=x).sum()
+
+
+def run():
+    Wrap(Attention(8), 8)(torch.randn(2, 3, 8))
+"""
+
+
+def test_a_parameter_that_may_be_none_gets_no_rank_by_trial(tmp_path):
+    pytest.importorskip("einops")
+    checked(MAYBE_CONTEXT, tmp_path, "maybe_context")

@@ -1231,7 +1231,9 @@ class Inference:
         body, orelse = env.copy(), env.copy()
         self._narrow(stmt.test, body, True)
         self._narrow(stmt.test, orelse, False)
-        decided = _decided_bool(test)
+        # Not during a rank trial: there the facts assume what is tried (`context`, a tensor of that rank), and a
+        # test they decide (`exists(context)`) would pin a rank on a parameter that may well be None.
+        decided = _decided_bool(test) if self._trial is None else None
         _, body_raises = self._branch(self._dead_if(decided is False, lambda: self._exec_block(stmt.body, body)))
         _, else_raises = self._branch(self._dead_if(decided is True, lambda: self._exec_block(stmt.orelse, orelse)))
         if decided is not None:
