@@ -1231,9 +1231,7 @@ class Inference:
         body, orelse = env.copy(), env.copy()
         self._narrow(stmt.test, body, True)
         self._narrow(stmt.test, orelse, False)
-        # Not during a rank trial: there the facts assume what is tried (`context`, a tensor of that rank), and a
-        # test they decide (`exists(context)`) would pin a rank on a parameter that may well be None.
-        decided = _decided_bool(test) if self._trial is None else None
+        decided = _decided_bool(test) if self._trial is None or not self._asks_none(stmt.test, env) else None
         _, body_raises = self._branch(self._dead_if(decided is False, lambda: self._exec_block(stmt.body, body)))
         _, else_raises = self._branch(self._dead_if(decided is True, lambda: self._exec_block(stmt.orelse, orelse)))
         if decided is not None:
@@ -1257,6 +1255,13 @@ class Inference:
             merged = body.joined(orelse, branch=stmt, around=self._loops[-1] if self._loops else None)
             self._set_on_one_path(env, body, orelse, merged)
         env.vars = merged.vars
+
+    def _asks_none(self, test: ast.expr, env: Env) -> bool:
+        """Whether ``test`` asks if something is None (``x is None``, ``exists(context)``). A rank trial assumes the
+        parameter tried is a tensor, so it must not decide such a test: that pinned rank 3 on a ``context`` which
+        is None in the calls without it (simple_vit_attn_residual). ``x.ndim == 4`` it may decide."""
+        return any(_none_test(node) is not None or isinstance(node, ast.Call) and self._none_helper(node, env)
+                   is not None for node in ast.walk(test))
 
     def _dead_if(self, dead: bool, run):
         """``run``, or where it is a branch the facts rule out, ``run`` with its ``return``s left out of the
