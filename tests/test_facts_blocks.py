@@ -146,3 +146,38 @@ def run():
 def test_a_parameter_that_may_be_none_gets_no_rank_by_trial(tmp_path):
     pytest.importorskip("einops")
     checked(MAYBE_CONTEXT, tmp_path, "maybe_context")
+
+
+# The same in an if-expression: `context if context is not None else x` (a pattern of vit-pytorch's attention).
+MAYBE_CONTEXT_EXPRESSION = HEADER + """
+from einops import rearrange
+
+
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.to_kv = nn.Linear(dim, dim * 2)
+
+    def forward(self, x, context=None):
+        kv_input = context if context is not None else x
+        k, v = self.to_kv(kv_input).chunk(2, dim=-1)
+        return rearrange(k, 'b n (h d) -> b h n d', h=2)
+
+
+class Wrap(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def run():
+    Wrap(Attention(8))(torch.randn(2, 3, 8))
+"""
+
+
+def test_a_parameter_that_may_be_none_in_an_if_expression(tmp_path):
+    pytest.importorskip("einops")
+    checked(MAYBE_CONTEXT_EXPRESSION, tmp_path, "maybe_context_expression")

@@ -1800,7 +1800,8 @@ class Inference:
         """``a if test else b``: each branch with what its test tells (``x if exists(ctx) else ...``); a test the
         facts decide (``exists(None)``) takes its branch only."""
         test = self.eval(node.test, env)
-        if isinstance(test, ScalarValue) and test.kind == "bool" and isinstance(test.value, bool):
+        if isinstance(test, ScalarValue) and test.kind == "bool" and isinstance(test.value, bool) \
+                and (self._trial is None or not self._asks_none(node.test, env)):  # (as in `_if`)
             return self.eval(node.body if test.value else node.orelse, env)
         body, orelse = env.copy(), env.copy()
         self._narrow(node.test, body, True)
