@@ -114,3 +114,17 @@ def test_a_statement_run_again_keeps_the_sync_only_when_it_did_the_same(use):
     third = analyze(changed, "m.py", previous=second)
     assert observed(third) == observed(analyze(changed, "m.py"))
     assert _replayed(second, third) > 0
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="needs the shared corpus")
+def test_an_attribute_no_longer_used_as_an_int_is_seen_so_in_reused_functions():
+    """``self.config.batch_size`` is an int-sized name while some code uses it as an int; an edit that breaks that
+    use must reach functions reused from the last analysis (they kept ``is_int=True``: incremental != fresh)."""
+    path = SHARED / "examples/distributed/minGPT-ddp/mingpt/trainer.py"
+    text = path.read_text(encoding="utf-8")
+    previous = analyze(text, path.name)
+    for at, delete, snippet in [(0, 0, "x = torch.randn(4, 3)\n"), (23, 2, "x = torch.randn(4, 3)\n")]:
+        text = edit(text, at, delete, snippet)
+        incremental = analyze(text, path.name, previous=previous)
+        assert observed(incremental) == observed(analyze(text, path.name))
+        previous = incremental

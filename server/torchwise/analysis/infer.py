@@ -35,7 +35,7 @@ from torchwise.analysis.layers import LAYERS
 from torchwise.analysis.scopes import BindingKind, ModuleIndex, Scope, ScopeKind
 from torchwise.analysis.values import (
     EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue,
-    TensorValue, join, map_dims,
+    TensorValue, join, map_dims, module_or_none,
 )
 
 _LIST_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -153,7 +153,8 @@ class Env:
         """What holds on both paths. At a loop's head (``loop``: the loop statement), a tensor whose sizes change
         from pass to pass keeps its rank: each changing size is a symbol of the loop's own, for that pass (the
         names given one are added to ``made``). After an ``if`` (``branch``), a tensor of one rank on both paths
-        keeps it, each differing size a symbol of that statement's own (its name added to ``minted``)."""
+        keeps it, each differing size a symbol of that statement's own (its name added to ``minted``: inside a loop,
+        one size per pass, forgotten at the loop head in what outlives the pass)."""
         mine_vars, their_vars = self.vars, other.vars
         # The very same value on both paths (most names, most of the time) is its own join: copied at C speed. A
         # module-level `if` or loop joins every name of the module, so this was most of a script's cost.
@@ -161,7 +162,7 @@ class Env:
         for k in _differing_names(mine_vars, their_vars):
             a, b = mine_vars[k], their_vars.get(k)
             merged[k] = _widened(a, b, (id(loop), k), made) if loop is not None else \
-                _branches_joined(a, b, (id(branch), k), minted) if branch is not None else join(a, b)
+                _branches_joined(a, b, (id(branch), k), minted=minted) if branch is not None else join(a, b)
         for k in their_vars.keys() - mine_vars.keys():
             merged[k] = None  # bound on one path only: unknown after
         merged.pop("<self>", None)
@@ -627,6 +628,8 @@ class Inference:
             return _dumped(info.init.args) if info.init is not None else None, fields
         if kind == "stored outside":  # an attribute of that name stored on something other than `self`
             return key in self._outside_stores
+        if kind == "int field":  # an attribute name used as an int somewhere in the file (`config.batch_size`)
+            return key in self.int_fields
         if kind == "attributes":  # what `__init__` sets on its instances
             info = self.classes.get(key)
             return None if info is None else info.attrs
@@ -1252,7 +1255,7 @@ class Inference:
                 return self._if(stmt, env)
             finally:
                 self._in_main_guard = False
-        self.eval(stmt.test, env)
+        test = self.eval(stmt.test, env)
         if isinstance(stmt.test, ast.Constant) and isinstance(stmt.test.value, bool):
             # `if True:` / `if False:` take one branch only (the other is dead code).
             self._exec_block(stmt.body if stmt.test.value else stmt.orelse, env)
@@ -1260,8 +1263,17 @@ class Inference:
         body, orelse = env.copy(), env.copy()
         self._narrow(stmt.test, body, True)
         self._narrow(stmt.test, orelse, False)
-        _, body_raises = self._branch(lambda: self._exec_block(stmt.body, body))
-        _, else_raises = self._branch(lambda: self._exec_block(stmt.orelse, orelse))
+        decided = _decided_bool(test) if self._trial is None or not self._asks_none(stmt.test, env) else None
+        _, body_raises = self._branch(self._dead_if(decided is False, lambda: self._exec_block(stmt.body, body)))
+        _, else_raises = self._branch(self._dead_if(decided is True, lambda: self._exec_block(stmt.orelse, orelse)))
+        if decided is not None:
+            # `if x.ndim == 4:` with x's rank known: the code after goes on from the branch taken only. The other
+            # is still analysed (hover there keeps what it showed), but it is dead for these facts.
+            taken, taken_raises = (body, body_raises) if decided else (orelse, else_raises)
+            if taken_raises:
+                self.certainly_raises()
+            env.vars = taken.vars
+            return
         if body_raises and else_raises:
             self.certainly_raises()
         ends_body = body_raises or _always_leaves(stmt.body)
@@ -1271,10 +1283,32 @@ class Inference:
         elif ends_else and not ends_body:
             merged = body
         else:
-            # In a loop, a symbol for "whichever branch ran" stands for one size per pass (see _loop_passes).
+            # A symbol for "whichever branch ran": one size per frame, or inside a loop per pass of the innermost.
             merged = body.joined(orelse, branch=stmt, minted=self._per_pass if self._loop_depth else None)
             self._set_on_one_path(env, body, orelse, merged)
         env.vars = merged.vars
+
+    def _asks_none(self, test: ast.expr, env: Env) -> bool:
+        """Whether ``test`` asks if something is None (``x is None``, ``exists(context)``). A rank trial assumes the
+        parameter tried is a tensor, so it must not decide such a test: that pinned rank 3 on a ``context`` which
+        is None in the calls without it (simple_vit_attn_residual). ``x.ndim == 4`` it may decide."""
+        return any(_none_test(node) is not None or isinstance(node, ast.Call) and self._none_helper(node, env)
+                   is not None for node in ast.walk(test))
+
+    def _dead_if(self, dead: bool, run):
+        """``run``, or where it is a branch the facts rule out, ``run`` with its ``return``s left out of the
+        function's result (``if not return_hiddens: return x`` when every call passes True)."""
+        if not dead:
+            return run
+
+        def without_returns():
+            saved = self._returns
+            self._returns = None if saved is None else []
+            try:
+                return run()
+            finally:
+                self._returns = saved
+        return without_returns
 
     def _set_on_one_path(self, before: Env, body: Env, orelse: Env, merged: Env) -> None:
         """``if use_cls_token: self.cls_token = nn.Parameter(...)``: an attribute first set on one path only can
@@ -1341,6 +1375,8 @@ class Inference:
                 env.vars[name] = ScalarValue("none", None)
             elif isinstance(current, ScalarValue) and current.kind == "none":
                 env.vars[name] = None  # not None here
+            elif isinstance(current, EitherValue) and current.may_be_none:
+                env.vars[name] = current.without_none()  # `if exists(peg): x = peg(x)`
 
     def _none_helper(self, test: ast.expr, env: Env):
         """``exists(x)`` of a function of this file that is ``return val is not None`` (lucidrains' ``exists``):
@@ -1640,7 +1676,7 @@ class Inference:
         if isinstance(value, InstanceValue):
             return self.instance_attribute(value, name)
         if isinstance(value, SymbolicValue) and isinstance(value.dim, Sym) and len(value.dim.symbols) == 1:
-            return SymbolicValue(Sym.var(f"{next(iter(value.dim.symbols))}.{name}"), name in self.int_fields)
+            return SymbolicValue(Sym.var(f"{next(iter(value.dim.symbols))}.{name}"), self._read("int field", name))
         return None
 
     def _fresh_for(self, instance: InstanceValue, name: str) -> Sym:
@@ -1801,17 +1837,18 @@ class Inference:
         return ops.compare(self, node, values)
 
     def _bool_op(self, node: ast.BoolOp, env: Env):
-        self.eval(node.values[0], env)
+        operands = [self.eval(node.values[0], env)]
         with self._on_some_paths():
             for value in node.values[1:]:
-                self.eval(value, env)
-        return None
+                operands.append(self.eval(value, env))
+        return _decided_bool_op(isinstance(node.op, ast.And), operands)
 
     def _if_exp(self, node: ast.IfExp, env: Env):
         """``a if test else b``: each branch with what its test tells (``x if exists(ctx) else ...``); a test the
         facts decide (``exists(None)``) takes its branch only."""
         test = self.eval(node.test, env)
-        if isinstance(test, ScalarValue) and test.kind == "bool" and isinstance(test.value, bool):
+        if isinstance(test, ScalarValue) and test.kind == "bool" and isinstance(test.value, bool) \
+                and (self._trial is None or not self._asks_none(node.test, env)):  # (as in `_if`)
             return self.eval(node.body if test.value else node.orelse, env)
         body, orelse = env.copy(), env.copy()
         self._narrow(node.test, body, True)
@@ -1821,7 +1858,7 @@ class Inference:
         if body_raises and else_raises:
             self.certainly_raises()
         return other if body_raises else value if else_raises else \
-            _branches_joined(value, other, id(node), self._per_pass if self._loop_depth else None)
+            _branches_joined(value, other, id(node), minted=self._per_pass if self._loop_depth else None)
 
     def _named_expr(self, node: ast.NamedExpr, env: Env):
         value = self.eval(node.value, env)
@@ -2274,11 +2311,36 @@ def _widened(a, b, key, made: Optional[set] = None):
     return joined
 
 
+def _decided_bool(value) -> Optional[bool]:
+    """The truth of a test the facts decide (a bool constant), else None."""
+    if isinstance(value, ScalarValue) and value.kind == "bool" and isinstance(value.value, bool):
+        return value.value
+    return None
+
+
+def _decided_bool_op(is_and: bool, operands: list):
+    """``a and b`` / ``a or b`` of bools: decided by the first operand that stops it (False for ``and``, True for
+    ``or``) when every operand before it is decided, or by the last one; None when an operand is not a bool (its
+    value, not a bool, would be the result) or an undecided one comes first."""
+    if not all(isinstance(v, ScalarValue) and v.kind == "bool" for v in operands):
+        return None
+    for operand in operands:
+        truth = _decided_bool(operand)
+        if truth is None:
+            return ScalarValue("bool")
+        if truth is not is_and:
+            return ScalarValue("bool", truth)
+    return ScalarValue("bool", is_and)
+
+
 def _branches_joined(a, b, key, minted: Optional[set] = None):
     """``join`` of two branches (an if-expression's, an ``if``'s, a function's returns; ``key`` says which): tensors
-    of one rank keep it, each differing size a symbol of the branch point's own (the size of whichever ran; its
-    name added to ``minted`` when given)."""
+    of one rank keep it, each differing size a symbol of the branch point's own (the size of whichever ran); a
+    module on one side and None on the other, either (``PEG(dim) if is_first else None``). ``minted``, when given,
+    gets the symbols' names (a branch in a loop: one size per pass, forgotten at the loop head)."""
     joined = join(a, b)
+    if joined is None:
+        return module_or_none(a, b)
     if isinstance(joined, TensorValue) and joined.shape is None and isinstance(a, TensorValue) \
             and isinstance(b, TensorValue) and a.shape is not None and b.shape is not None \
             and len(a.shape) == len(b.shape):

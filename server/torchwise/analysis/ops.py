@@ -10,6 +10,7 @@ Anything not known returns ``None`` (unknown), never a guess.
 from __future__ import annotations
 
 import ast
+import operator
 
 from torchwise.analysis import dims, dtypes, layout, ops_families, ops_nn, ops_numpy, ops_tensor, optable, shapes
 from torchwise.analysis import ops_einops  # noqa: F401  (registers einops.* in TORCH_FUNCTIONS)
@@ -87,7 +88,7 @@ def attribute(inf, node: ast.Attribute, receiver):
             and receiver.dim == Sym.var(next(iter(receiver.dim.symbols))):
         # `config.n_embd` of a config nobody passes facts to: a size named after it (if it is used as one),
         # an int where a config class of this file says so (`n_embd: int = 768`).
-        return SymbolicValue(Sym.var(f"{next(iter(receiver.dim.symbols))}.{name}"), name in inf.int_fields)
+        return SymbolicValue(Sym.var(f"{next(iter(receiver.dim.symbols))}.{name}"), inf._read("int field", name))
     if isinstance(receiver, SeqValue) and receiver.fields is not None and name in receiver.fields \
             and receiver.items is not None:
         return receiver.items[receiver.fields.index(name)]  # `x.max(dim=1).values`
@@ -479,8 +480,24 @@ def compare(inf, node: ast.Compare, values):
         kind = "compare" if isinstance(node.ops[0], (ast.Eq, ast.NotEq)) else "order"
         return elementwise(inf, values, kind, result_dtype=DType.bool)
     if identity or all(isinstance(v, ScalarValue) for v in values):
-        return ScalarValue("bool")
+        return ScalarValue("bool", None if identity else _decided_compare(node.ops, values))
     return None  # an unknown operand may be a tensor, and then the result is one too
+
+
+_COMPARISONS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+                ast.Gt: operator.gt, ast.GtE: operator.ge}
+
+
+def _decided_compare(comparisons, values):
+    """``x.ndim == 4``, ``self.pool == 'mean'``: True / False when every operand is a constant (not a symbol), as
+    Python computes it, else None."""
+    constants = [v.value for v in values]
+    if any(type(c) not in (int, float, bool, str) for c in constants):
+        return None
+    try:
+        return all(_COMPARISONS[type(op)](a, b) for op, a, b in zip(comparisons, constants, constants[1:]))
+    except (KeyError, TypeError):
+        return None
 
 
 # -- calls -----------------------------------------------------------------------------------------------------
@@ -556,7 +573,9 @@ def call_value(inf, callee, call: Call):
     if isinstance(callee, EitherValue):  # one of these modules: what their calls agree on
         # Each option as a branch of its own: one that certainly raises is not the one a call that returns ran
         # (all raising, the call does); an error in one rules no rank out of a trial while another runs.
-        runs = [inf._branch(lambda option=option: call_value(inf, option, call)) for option in callee.options]
+        # Calling the None of a sub-module some blocks lack raises TypeError: a call that returns ran a module.
+        runs = [inf._branch(lambda option=option: call_value(inf, option, call)) if not _is_none(option)
+                else (None, True) for option in callee.options]
         if all(raised for _, raised in runs):
             inf.certainly_raises()
             return None

@@ -1159,6 +1159,11 @@ def layer(inf, kind: str, call: Call):
                        config + ((("unknown_tensors", maybe),) if maybe else ()))
 
 
+def _is_module_or_none(value) -> bool:
+    """``PEG(dim) if is_first else None``: a module or None, which a ModuleList holds (and iterates) as it is."""
+    return isinstance(value, EitherValue) and value.may_be_none and _is_module(value.without_none())
+
+
 def _is_module(value) -> bool:
     """A module, or one of a few (``Aggregate(d) if not last else nn.Identity()``: each call runs every option)."""
     return isinstance(value, (ModuleValue, InstanceValue)) or isinstance(value, EitherValue) and all(
@@ -1192,6 +1197,9 @@ def _container(kind: str, call: Call) -> ModuleValue:
         return unknown
     if isinstance(given, SeqValue) and given.items is not None and all(map(_is_module, given.items)):
         return ModuleValue(kind, children=given.items)
+    if kind == "ModuleList" and isinstance(given, SeqValue) and given.items is not None \
+            and all(_is_module(v) or _is_module_or_none(v) for v in given.items):
+        return ModuleValue(kind, children=given.items)  # [Attention(dim), PEG(dim) if is_first else None]
     if isinstance(given, SeqValue) and _is_module(given.element):
         return ModuleValue(kind, children=None, element=given.element)  # [Block(config) for _ in range(n)]
     return unknown

@@ -155,7 +155,17 @@ class EitherValue:
     """One of a few modules, which depends on the path (``Sequential(...) if project_out else nn.Identity()``):
     calling it gives what the calls of all of them agree on."""
 
-    options: tuple  # (ModuleValue | InstanceValue | LambdaValue, ...), at least two, none an EitherValue
+    options: tuple  # (ModuleValue | InstanceValue | LambdaValue, ...), at least two, none an EitherValue; in a
+    # ModuleList, one may be ScalarValue("none"): ``PEG(dim) if is_first else None`` (see ``module_or_none``)
+
+    @property
+    def may_be_none(self) -> bool:
+        return any(isinstance(o, ScalarValue) and o.kind == "none" for o in self.options)
+
+    def without_none(self):
+        """What it is where it is not None: the one module left, or the modules left."""
+        left = tuple(o for o in self.options if not (isinstance(o, ScalarValue) and o.kind == "none"))
+        return left[0] if len(left) == 1 else EitherValue(left)
 
 
 @dataclass(frozen=True)
@@ -233,6 +243,15 @@ def join(a, b):
 
 
 _CALLABLE_MODULES = (ModuleValue, InstanceValue, LambdaValue, EitherValue)
+
+
+def module_or_none(a, b):
+    """``PEG(dim) if is_first else None`` (a sub-module some blocks lack): an EitherValue with a None option, or
+    None when it is not a module (not an EitherValue already holding None) on one side and None on the other."""
+    for module, other in ((a, b), (b, a)):
+        if isinstance(other, ScalarValue) and other.kind == "none" and isinstance(module, (ModuleValue, InstanceValue)):
+            return EitherValue((module, other))
+    return None
 
 
 def _join_elements(a, b):
