@@ -300,3 +300,42 @@ def test_the_examples_still_fix_cleanly(tmp_path: Path):
     for fixed in tmp_path.glob("*.py"):
         compile(fixed.read_text(encoding="utf-8"), str(fixed), "exec")
     assert "Fixed" in result.stdout
+
+
+# -- found by attacking again (stop 26) ----------------------------------------------------------------------------
+@pytest.mark.skipif(not POSIX, reason="POSIX file modes")
+@pytest.mark.parametrize("name", ["ro.py", "ro.ipynb"])
+def test_fix_does_not_replace_a_read_only_file(tmp_path: Path, name: str):
+    # The atomic rename needs only the folder's permission: a file the user made read-only was rewritten.
+    path = tmp_path / name
+    if name.endswith(".ipynb"):
+        path.write_text(json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": LEGACY}],
+                                    "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    else:
+        path.write_text(LEGACY, encoding="utf-8")
+    before = path.read_bytes()
+    path.chmod(0o444)
+    result = run("check", "--fix", name, cwd=tmp_path)
+    no_traceback(result)
+    assert path.read_bytes() == before
+    assert path.stat().st_mode & 0o7777 == 0o444
+    assert result.returncode == 2 and f"{name}: error: cannot write fixes: it is read-only; the file is unchanged" \
+        in result.stdout, result.stdout
+    assert "Fixed" not in result.stdout
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+
+
+@pytest.mark.skipif(not Path("/usr/bin/patch").exists(), reason="needs patch(1)")
+def test_a_diff_across_a_form_feed_applies_with_patch(tmp_path: Path):
+    # The diff split lines at \x0c and \u2028 as str.splitlines does: "\ No newline at end of file" mid-file,
+    # and a patch that does not apply.
+    text = "import torch\n# \x0c section\nx = torch.Tensor(3, 4)\ny = '\u2028'; z = torch.Tensor(2)\n"
+    (tmp_path / "ff.py").write_text(text, encoding="utf-8")
+    result = run("check", "--diff", "ff.py", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "No newline" not in result.stdout
+    diff = result.stdout[:result.stdout.rindex("Would fix")]
+    (tmp_path / "fix.diff").write_text(diff, encoding="utf-8")
+    applied = subprocess.run(["patch", "-p0", "-i", "fix.diff"], cwd=tmp_path, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert (tmp_path / "ff.py").read_text(encoding="utf-8") == text.replace("Tensor", "empty")

@@ -230,7 +230,10 @@ def _writable(path: Path, tree: Path | None) -> str | None:
 def _unified(before: str, after: str, name: str) -> str:
     import difflib
 
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True), name, name)
+    from torchwise.source import split_lines
+
+    # Lines as Python and `patch` see them: a form feed or \u2028 inside a line does not end it.
+    lines = difflib.unified_diff(split_lines(before), split_lines(after), name, name)
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
                    for line in lines)
 

@@ -7,6 +7,7 @@ original (with its mode) only if the original still holds exactly the bytes that
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -68,6 +69,10 @@ def replace_file(path: Path, data: bytes, expected: bytes | None) -> None:
     file changed since it was read); the original is then untouched."""
     real = Path(os.path.realpath(path))
     before = os.stat(real)
+    # A rename needs only the folder's permission: without this, a file the user made read-only would be replaced
+    # (and by root, who may write anything, a file without any write bit).
+    if not stat.S_IMODE(before.st_mode) & 0o222 or not os.access(real, os.W_OK):
+        raise PermissionError(errno.EACCES, "it is read-only", str(path))
     fd, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".torchwise")
     try:
         with os.fdopen(fd, "wb") as handle:
