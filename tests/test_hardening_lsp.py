@@ -35,6 +35,7 @@ class Raw:
         self.proc = subprocess.Popen([sys.executable, "-m", "torchwise", "lsp"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.messages: queue.Queue = queue.Queue()
+        self.from_server: list = []  # the requests and notifications the server sent, skipped by answer()
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -75,11 +76,16 @@ class Raw:
                 return None
             if message is None:
                 return None
+            if "method" in message:
+                self.from_server.append(message)
             if "method" not in message and (any_id or message.get("id", "absent") == msg_id):
                 return message
 
-    def initialize(self) -> None:
-        self.request(1, "initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+    def initialize(self, settings: dict | None = None, capabilities: dict | None = None) -> None:
+        params = {"processId": None, "rootUri": None, "capabilities": capabilities or {}}
+        if settings is not None:
+            params["initializationOptions"] = {"settings": settings}
+        self.request(1, "initialize", params)
         assert self.answer(1, timeout=30) is not None, "no answer to initialize"
         self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
 
@@ -342,3 +348,44 @@ async def test_cancel_request_kills_the_run_and_the_next_one_does_not_wait_behin
         command="torchwise.benchmarkLoop", arguments=[quick.uri, 5])), 25)
     assert again["match"] is True, again
     assert time.monotonic() - started < 20  # not behind the cancelled run (its time limit is 60 s)
+
+
+# -- found by attacking again (stop 26) ----------------------------------------------------------------------------
+def _open(raw: Raw, uri: str, text: str) -> None:
+    raw.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": text}}})
+
+
+@pytest.mark.parametrize("capabilities", [{}, {"window": {"workDoneProgress": True}}],
+                         ids=["no progress support", "progress support, no answers"])
+def test_the_benchmark_answers_a_client_that_answers_no_progress_request(raw, capabilities):
+    # The command sent window/workDoneProgress/create to every client and waited for its answer: a client that
+    # had not said it shows progress (or that never answers) never got the command's answer.
+    raw.initialize({"interpreter": sys.executable}, capabilities)  # untrusted: the answer needs no worker
+    uri = "file:///tmp/torchwise-progress.py"
+    _open(raw, uri, LOOP)
+    raw.request(12, "workspace/executeCommand", {"command": "torchwise.benchmarkLoop", "arguments": [uri, 5]})
+    answer = raw.answer(12, timeout=20)
+    assert answer is not None, "no answer to the benchmark command"
+    assert "untrusted workspace" in answer["result"]["message"], answer
+    asked = [m["method"] for m in raw.from_server if "id" in m]
+    assert ("window/workDoneProgress/create" in asked) == bool(capabilities), asked
+
+
+def test_a_benchmark_line_outside_its_notebook_cell_is_not_another_cells_loop(raw):
+    # Lines were mapped to the notebook's combined text unchecked: line 6 of a one-line cell benchmarked (ran)
+    # the loop of the next cell.
+    raw.initialize({"interpreter": sys.executable, "trusted": True})
+    book = "file:///tmp/torchwise-cells.ipynb"
+    cells = [f"vscode-notebook-cell:/tmp/torchwise-cells.ipynb#C{i}" for i in (1, 2)]
+    raw.send({"jsonrpc": "2.0", "method": "notebookDocument/didOpen", "params": {
+        "notebookDocument": {"uri": book, "notebookType": "jupyter-notebook", "version": 1,
+                             "cells": [{"kind": 2, "document": cell} for cell in cells]},
+        "cellTextDocuments": [{"uri": cell, "languageId": "python", "version": 1, "text": text}
+                              for cell, text in zip(cells, ["y = 1\n", LOOP])]}})
+    for msg_id, line in ((13, 6), (14, -1)):
+        raw.request(msg_id, "workspace/executeCommand", {"command": "torchwise.benchmarkLoop",
+                                                         "arguments": [cells[0], line]})
+        answer = raw.answer(msg_id, timeout=60)
+        assert answer is not None and answer["result"]["loop_s"] is None, answer
+        assert f"there is no line {line + 1} in this document" in answer["result"]["message"], answer

@@ -36,6 +36,9 @@ ANALYSES_KEPT = 8
 # A request that reads the analysis (hover, actions, lenses) waits this long for the check in flight (the
 # first one after didOpen, or the one after an edit), then answers from what there is.
 ANALYSIS_WAIT_S = 5.0
+# A request the server sends the client (progress, showDocument) that has no answer by then is given up: a
+# client that never answers must not keep the request that asked waiting for ever.
+CLIENT_ANSWER_S = 5.0
 
 
 class TorchwiseServer(LanguageServer):
@@ -667,7 +670,11 @@ async def show_rule_docs(ls: TorchwiseServer, code: str) -> dict:
     uri = page.as_uri()
     window = ls.client_capabilities.window
     if window is not None and window.show_document is not None and window.show_document.support:
-        await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
+        try:
+            await asyncio.wait_for(ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True)),
+                                   CLIENT_ANSWER_S)
+        except Exception:  # noqa: BLE001 - no answer, or an error: the answer below still says where the page is
+            pass
     else:
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
                                                        message=f"torchwise: {code} is documented in {page}"))
@@ -689,12 +696,17 @@ async def benchmark_loop(ls: TorchwiseServer, uri: str, line: int) -> dict:
         return _no_result("torchwise: the file is being analysed; try again in a moment")
     unit = view.unit  # a notebook's cells run as one module, in order
     analysis, version = view.checked.analysis, view.checked.version  # before any await: both may change
+    if not 0 <= int(line) < len(view.lines):  # in a notebook cell, a line outside it would be another cell's
+        return _no_result(f"torchwise: there is no line {int(line) + 1} in this document")
     line = view.to_unit(Position(int(line), 0)).line
     token = str(uuid.uuid4())
     task = asyncio.current_task()
     progress = None
+    window = ls.client_capabilities.window
     try:
-        await ls.work_done_progress.create_async(token)
+        if window is None or not window.work_done_progress:
+            raise LookupError("the client shows no progress")  # the spec: create only if the client said it can
+        await asyncio.wait_for(ls.work_done_progress.create_async(token), CLIENT_ANSWER_S)
         ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
             title="torchwise: benchmarking the loop", cancellable=True, message="starting"))
         progress = token
