@@ -93,6 +93,11 @@ def test_setup_code_off_the_allowlist_never_runs(tmp_path: Path):
     ("def f(x):\n    return x.numpy().tofile('x')", "calls `.tofile()`"),
     ("def f(x):\n    return x()", "calls `x`"),
     ("def f(x):\n    for i in range(3):\n        x = x + i\n    return x", "a `for` statement"),
+    # Annotations run with the `def` (Python < 3.14): a call in one is not a type.
+    ("def f(x: torch.os.system('touch RAN')):\n    return x", "has an annotation that is not a plain type"),
+    ("def f(x) -> print('RAN'):\n    return x", "has an annotation that is not a plain type"),
+    ("def f(*xs: open('RAN', 'w')):\n    return xs", "has an annotation that is not a plain type"),
+    ("def f(x, *, k: (lambda: 0)() = 1):\n    return x", "has an annotation that is not a plain type"),
 ])
 def test_each_way_around_the_old_filter_is_refused_with_its_reason(statement: str, why: str):
     from torchwise.bench.plain import plain_statement
@@ -116,6 +121,7 @@ def test_each_way_around_the_old_filter_is_refused_with_its_reason(statement: st
     "torch.manual_seed(0)",
     "x = torch.nn.init.normal_(torch.empty(3))",
     "def f(x):\n    \"\"\"Per sample.\"\"\"\n    y = torch.sin(x) * x\n    return y + x ** 2",
+    "def f(x: torch.Tensor, n: 'int' = 2) -> torch.Tensor | None:\n    return torch.sin(x) * n",
 ])
 def test_plain_setup_is_still_plain(statement: str):
     from torchwise.bench.plain import plain_statement
@@ -138,6 +144,25 @@ def test_the_answer_says_which_of_the_users_lines_run():
     job = prepare(text, 5)
     assert isinstance(job, BenchJob), job
     assert job.runs == "Benchmark runs your lines 2–4 as setup, then the loop (lines 5–7) and its rewrite."
+
+
+def test_the_setup_never_runs_a_functions_annotations():
+    # They run when the `def` does; the benchmark needs none of them, so the setup it runs has none.
+    text = textwrap.dedent("""\
+        import torch
+
+
+        def f(x: torch.Tensor) -> torch.Tensor:
+            return torch.sin(x) * x + x ** 2
+
+
+        tensor_list = [torch.randn(64) for _ in range(200)]
+        outputs = torch.stack([f(x) for x in tensor_list])
+        """)
+    job = prepare(text, 8)
+    assert isinstance(job, BenchJob), job
+    assert "def f(x):" in job.setup.splitlines(), job.setup
+    assert "torch.Tensor" not in job.setup
 
 
 ELEMENTWISE = {"setup": "x = torch.randn(100)\n", "loop": "y = torch.empty(100)\nfor i in range(100):\n"
