@@ -389,3 +389,31 @@ def test_a_benchmark_line_outside_its_notebook_cell_is_not_another_cells_loop(ra
         answer = raw.answer(msg_id, timeout=60)
         assert answer is not None and answer["result"]["loop_s"] is None, answer
         assert f"there is no line {line + 1} in this document" in answer["result"]["message"], answer
+
+
+def _published(raw: Raw, uri: str, timeout: float = 15):
+    """The codes of the next diagnostics published for ``uri``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            message = raw.messages.get(timeout=max(0.01, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if message and message.get("method") == "textDocument/publishDiagnostics" \
+                and message["params"]["uri"] == uri:
+            return [d["code"] for d in message["params"]["diagnostics"]]
+    raise AssertionError(f"no diagnostics for {uri}")
+
+
+def test_a_configuration_change_without_settings_keeps_the_settings(raw):
+    # `settings: null` (what pull-model clients send, and our client's middleware for "no section") reset every
+    # setting to its default: the rules the user had ignored came back.
+    raw.initialize({"ignore": ["TW101"]})
+    uri = "file:///tmp/torchwise-null-settings.py"
+    _open(raw, uri, "import torch\nx = torch.Tensor(3, 4)\ny = torch.LongTensor([1])\n")
+    assert "TW101" not in _published(raw, uri)
+    raw.send({"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration", "params": {"settings": None}})
+    assert "TW101" not in _published(raw, uri)
+    raw.send({"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration", "params": {"settings": {
+        "torchwise": {"ignore": []}}}})
+    assert "TW101" in _published(raw, uri)  # real settings still apply

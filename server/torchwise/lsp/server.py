@@ -412,8 +412,10 @@ def notebook_did_close(ls: TorchwiseServer, params: types.DidCloseNotebookDocume
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: TorchwiseServer, params: types.DidChangeConfigurationParams) -> None:
-    """Take new editor settings and check every open document again."""
-    _apply_settings(ls, params.settings)
+    """Take new editor settings and check every open document again. ``settings: null`` (the pull model: "ask me")
+    keeps those there are (it used to reset them, rules and trust, to the defaults); folders are asked again."""
+    if params.settings is not None:
+        _apply_settings(ls, params.settings)
     ls.folder_settings.clear()
     ls.folder_requests.clear()
     for uri in {documents.unit_of(ls.workspace, uri) for uri in ls.workspace.text_documents}:
