@@ -339,3 +339,51 @@ def test_a_diff_across_a_form_feed_applies_with_patch(tmp_path: Path):
     applied = subprocess.run(["patch", "-p0", "-i", "fix.diff"], cwd=tmp_path, capture_output=True, text=True)
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert (tmp_path / "ff.py").read_text(encoding="utf-8") == text.replace("Tensor", "empty")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="watches the read with inotify")
+@pytest.mark.parametrize("change", ["replaced by a folder", "deleted"])
+def test_a_file_replaced_or_deleted_during_fix_is_left_as_the_user_left_it(tmp_path: Path, change: str):
+    path = tmp_path / "big.py"
+    path.write_text("import torch\n" + "".join(f"x{i} = torch.Tensor({i % 7 + 1}, 3)\n" for i in range(1500)),
+                    encoding="utf-8")
+    watch = _Inotify(path)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "torchwise", "check", "--fix", "big.py"], cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        watch.wait_for_read()
+        path.unlink()
+        if change == "replaced by a folder":
+            path.mkdir()
+        out, err = proc.communicate(timeout=300)
+    finally:
+        watch.close()
+    no_traceback(subprocess.CompletedProcess([], proc.returncode, out, err))
+    assert proc.returncode == 2 and "big.py: error: cannot write fixes:" in out, out[:500] + err
+    assert "Fixed" not in out
+    assert path.is_dir() if change == "replaced by a folder" else not path.exists()  # not written back
+    assert [p.name for p in tmp_path.iterdir()] == (["big.py"] if path.exists() else [])
+
+
+def test_a_gitignore_pattern_that_cannot_compile_is_skipped_as_git_skips_it(tmp_path: Path):
+    # `[z-a]` matches nothing for git; pathspec raised re.error, a traceback that ended the whole run.
+    (tmp_path / ".gitignore").write_text("ign*.py\n**/[z-a]\n", encoding="utf-8")
+    (tmp_path / "a.py").write_text(LEGACY, encoding="utf-8")
+    (tmp_path / "ignored.py").write_text(LEGACY, encoding="utf-8")
+    result = run("check", ".", cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "a.py:3:5: TW101" in result.stdout and "ignored.py" not in result.stdout  # the good pattern holds
+
+
+@pytest.mark.parametrize("args, said", [
+    (("--exclude", "**/[z-a]"), "--exclude '**/[z-a]' is not a gitignore pattern"),
+    (("--select", "TW1O1"), "no rule code starts with TW1O1"),  # a typo: it selected nothing, "All checks passed"
+    (("--ignore", "TW10,XYZ"), "no rule code starts with XYZ"),
+])
+def test_bad_command_line_selections_are_an_error_not_a_clean_run(tmp_path: Path, args, said: str):
+    (tmp_path / "a.py").write_text(LEGACY, encoding="utf-8")
+    result = run("check", "a.py", *args, cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert said in result.stderr and "All checks passed" not in result.stdout

@@ -89,7 +89,7 @@ def _rules(code: str | None) -> int:
 def _check(args: argparse.Namespace) -> int:
     from torchwise import batch, report
     from torchwise.config import RuleConfig
-    from torchwise.discovery import discover
+    from torchwise.discovery import BadPattern, discover
 
     if args.fix and args.diff:
         print("torchwise: --fix writes the fixes, --diff only shows them: choose one", file=sys.stderr)
@@ -103,10 +103,18 @@ def _check(args: argparse.Namespace) -> int:
     cache = batch.Cache(batch.cache_folder(args.cache_dir, args.no_cache or args.fix))
     with_edits = args.format in ("json", "sarif")  # the formats that show each fix's edits
     cli_config = RuleConfig(select=_codes(args.select), ignore=_codes(args.ignore))
+    unknown = _unknown_codes((*cli_config.select, *cli_config.ignore))
+    if unknown:  # a typo (`--select TW1O1`) selected nothing and reported "All checks passed"
+        print(f"torchwise: no rule code starts with {', '.join(unknown)}; `torchwise rules` lists them",
+              file=sys.stderr)
+        return EXIT_ERROR
     try:
         found = discover(args.paths, args.exclude)
     except FileNotFoundError as err:
         print(f"torchwise: no such file or folder: {err}", file=sys.stderr)
+        return EXIT_ERROR
+    except BadPattern as err:
+        print(f"torchwise: {err}", file=sys.stderr)
         return EXIT_ERROR
     for folder in found.empty:
         print(f"torchwise: no Python files in {folder}", file=sys.stderr)
@@ -167,6 +175,12 @@ def _check(args: argparse.Namespace) -> int:
     if args.diff:
         return EXIT_FINDINGS if any(r.diff for r in results) else EXIT_CLEAN
     return EXIT_FINDINGS if any(r.findings for r in results) else EXIT_CLEAN
+
+
+def _unknown_codes(codes: Sequence[str]) -> list[str]:
+    from torchwise.rules import ALL_RULES
+
+    return [code for code in dict.fromkeys(codes) if not any(rule.code.startswith(code) for rule in ALL_RULES)]
 
 
 def _size(path: Path) -> int:
