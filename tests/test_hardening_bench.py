@@ -222,3 +222,17 @@ def test_a_form_feed_in_the_loop_code_does_not_break_it_into_lines():
     finally:
         session.shutdown()
     assert result["ok"] and result["match"], result
+
+
+@pytest.mark.parametrize("option", [("--time-limit", "inf"), ("--time-limit", "nan"), ("--budget", "nan"),
+                                    ("--budget", "inf")])
+def test_a_time_limit_or_budget_that_is_no_number_of_seconds_is_refused(tmp_path: Path, option):
+    # `--time-limit inf` was an OverflowError traceback, `nan` passed the "positive" check (nan <= 0 is false).
+    path = tmp_path / "loop.py"
+    path.write_text("import torch\nx = torch.randn(100)\ny = torch.empty(100)\nfor i in range(100):\n"
+                    "    y[i] = x[i] * 2\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "torchwise", "bench", "loop.py:4", *option], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "must be positive numbers of seconds" in result.stderr

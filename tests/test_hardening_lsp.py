@@ -417,3 +417,14 @@ def test_a_configuration_change_without_settings_keeps_the_settings(raw):
     raw.send({"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration", "params": {"settings": {
         "torchwise": {"ignore": []}}}})
     assert "TW101" in _published(raw, uri)  # real settings still apply
+
+
+def test_a_time_limit_setting_of_infinity_is_refused_with_a_warning(raw):
+    # 1e400 is valid JSON and reads as inf: it passed the "positive" check, and a benchmark then raised OverflowError.
+    body = (b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, "rootUri": null, '
+            b'"capabilities": {}, "initializationOptions": {"settings": {"benchmark": {"timeLimit": 1e400}}}}}')
+    raw.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    assert raw.answer(1, timeout=30) is not None
+    assert raw.still_listening()
+    warned = [m["params"]["message"] for m in raw.from_server if m.get("method") == "window/showMessage"]
+    assert any("torchwise.benchmark.timeLimit: inf is not a positive number; using 30" in w for w in warned), warned
