@@ -387,3 +387,17 @@ def test_bad_command_line_selections_are_an_error_not_a_clean_run(tmp_path: Path
     no_traceback(result)
     assert result.returncode == 2, result.stdout + result.stderr
     assert said in result.stderr and "All checks passed" not in result.stdout
+
+
+def test_a_file_that_is_not_utf8_says_where(tmp_path: Path):
+    # It said "cannot read: invalid start byte", nothing more, for a file of any length.
+    (tmp_path / "bad.py").write_bytes(b"import torch\nx = '\xc3\xa9\xff'\n")
+    result = run("check", "bad.py", cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 2
+    assert "bad.py: error: cannot read: not valid utf-8: invalid start byte at line 2, column 7" in result.stdout, \
+        result.stdout
+    bench = run("bench", "bad.py:2", cwd=tmp_path)
+    no_traceback(bench)
+    assert bench.returncode == 2 and "not valid utf-8: invalid start byte at line 2, column 7" in bench.stderr, \
+        bench.stderr

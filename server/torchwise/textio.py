@@ -43,7 +43,14 @@ def decode_python(data: bytes) -> tuple[str, str]:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as err:
         raise UnicodeDecodeError("utf-8", data, 0, 1, str(err)) from None
-    return data.decode(encoding), encoding
+    try:
+        return data.decode(encoding), encoding
+    except UnicodeDecodeError as err:  # say where: "invalid start byte" alone sends the user searching the file
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        line = data.count(b"\n", 0, err.start) + 1
+        column = len(data[line_start:err.start].decode(encoding, errors="replace")) + 1
+        raise UnicodeDecodeError(err.encoding, err.object, err.start, err.end,
+                                 f"not valid {encoding}: {err.reason} at line {line}, column {column}") from None
 
 
 def read_file(path: Path) -> ReadFile:

@@ -82,7 +82,8 @@ def run(args: argparse.Namespace, out=None, err=None) -> int:
     try:
         text, _ = read_python(path)
     except (OSError, UnicodeDecodeError) as error:
-        print(f"torchwise bench: cannot read {path}: {getattr(error, 'strerror', None) or error}", file=err)
+        why = error.reason if isinstance(error, UnicodeDecodeError) else error.strerror or error
+        print(f"torchwise bench: cannot read {path}: {why}", file=err)
         return EXIT_ERROR
     if line > len(split_lines(text)):
         print(f"torchwise bench: {path} has no line {line}", file=err)
