@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import traceback
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -750,4 +751,14 @@ def serve() -> int:
             debugpy.listen(("127.0.0.1", int(port)))
         except (ImportError, ValueError, OSError) as err:
             server.log(f"torchwise: cannot start debugpy on {port!r}: {err}", types.MessageType.Warning)
-    return start_io(server)
+    status = start_io(server)
+    if server._bench is not None:  # `exit` without `shutdown`: the worker goes too
+        server._bench.shutdown()
+    # Now, not when the analysis running in its thread ends: the interpreter's exit would join that thread, and
+    # `exit` took 20 s after opening a 45,000-line file (the editor waits, or kills us).
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed by pygls on `exit`
+            pass
+    os._exit(status)
