@@ -401,3 +401,20 @@ def test_a_file_that_is_not_utf8_says_where(tmp_path: Path):
     no_traceback(bench)
     assert bench.returncode == 2 and "not valid utf-8: invalid start byte at line 2, column 7" in bench.stderr, \
         bench.stderr
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"], ids=["CRLF", "CR"])
+def test_fixes_in_a_crlf_file_end_their_lines_as_the_file_does(tmp_path: Path, newline: str):
+    # Fixes are written with \n: the examples fixed as CRLF files came back with lines ending in LF alone.
+    examples = Path(__file__).parent.parent / "examples"
+    (tmp_path / "lf").mkdir()
+    (tmp_path / "other").mkdir()
+    for source in examples.glob("*.py"):
+        text = source.read_bytes().decode("utf-8").replace("\r\n", "\n")
+        (tmp_path / "lf" / source.name).write_bytes(text.encode("utf-8"))
+        (tmp_path / "other" / source.name).write_bytes(text.replace("\n", newline).encode("utf-8"))
+    for folder in ("lf", "other"):
+        no_traceback(run("check", "--fix", ".", cwd=tmp_path / folder, timeout=300))
+    for fixed in sorted((tmp_path / "lf").glob("*.py")):
+        expected = fixed.read_bytes().replace(b"\n", newline.encode())
+        assert (tmp_path / "other" / fixed.name).read_bytes() == expected, fixed.name
