@@ -418,3 +418,18 @@ def test_fixes_in_a_crlf_file_end_their_lines_as_the_file_does(tmp_path: Path, n
     for fixed in sorted((tmp_path / "lf").glob("*.py")):
         expected = fixed.read_bytes().replace(b"\n", newline.encode())
         assert (tmp_path / "other" / fixed.name).read_bytes() == expected, fixed.name
+
+
+@pytest.mark.parametrize("entry", ['{"findings": 5, "edits": "x"}', "[]", '{"error": null}', "null", "{garbage"])
+def test_a_cache_entry_of_another_shape_is_a_miss_not_a_traceback(tmp_path: Path, entry: str):
+    (tmp_path / "a.py").write_text(LEGACY, encoding="utf-8")
+    first = run("check", "a.py", "--cache-dir", "cache", cwd=tmp_path)
+    assert first.returncode == 1, first.stdout + first.stderr
+    entries = [p for p in (tmp_path / "cache").rglob("*.json")]
+    assert entries
+    for path in entries:
+        path.write_text(entry, encoding="utf-8")
+    for fmt in ("text", "json"):
+        again = run("check", "a.py", "--cache-dir", "cache", "--format", fmt, cwd=tmp_path)
+        no_traceback(again)
+        assert again.returncode == 1 and "TW101" in again.stdout, again.stdout + again.stderr

@@ -90,6 +90,7 @@ def _check(args: argparse.Namespace) -> int:
     from torchwise import batch, report
     from torchwise.config import RuleConfig
     from torchwise.discovery import BadPattern, discover
+    from torchwise.textio import read_bytes
 
     if args.fix and args.diff:
         print("torchwise: --fix writes the fixes, --diff only shows them: choose one", file=sys.stderr)
@@ -135,17 +136,15 @@ def _check(args: argparse.Namespace) -> int:
         entry_key, record = None, None
         if cache.folder is not None:
             try:
-                data = item.path.read_bytes()
+                data = read_bytes(item.path)  # non-blocking: a FIFO swapped in since discovery must not hang us
             except OSError:
                 data = None  # the check reports why it cannot read it
             if data is not None:
                 entry_key = batch.key(item.path, data, config)
                 record = cache.get(entry_key)
-                if record is not None and ((with_edits and not record["edits"])
-                                           or (args.diff and not batch.nothing_to_fix(record))):
-                    record = None
-        if record is not None:
-            results.append(batch.from_record(item.path, record))
+        cached = _cached(item.path, record, with_edits, args.diff) if record is not None else None
+        if cached is not None:
+            results.append(cached)
             continue
         results.append(len(work))
         work.append((item.path, config, args.fix, args.diff, item.tree, with_edits))
@@ -175,6 +174,19 @@ def _check(args: argparse.Namespace) -> int:
     if args.diff:
         return EXIT_FINDINGS if any(r.diff for r in results) else EXIT_CLEAN
     return EXIT_FINDINGS if any(r.findings for r in results) else EXIT_CLEAN
+
+
+def _cached(path: Path, record, with_edits: bool, diff: bool):
+    """The cache's result for ``path``, if it serves this run. An entry of another shape (written by hand, or by
+    something else) is a miss, not a KeyError traceback that stops the run."""
+    from torchwise import batch
+
+    try:
+        if (with_edits and not record["edits"]) or (diff and not batch.nothing_to_fix(record)):
+            return None
+        return batch.from_record(path, record)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        return None
 
 
 def _unknown_codes(codes: Sequence[str]) -> list[str]:
