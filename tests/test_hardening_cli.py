@@ -433,3 +433,26 @@ def test_a_cache_entry_of_another_shape_is_a_miss_not_a_traceback(tmp_path: Path
         again = run("check", "a.py", "--cache-dir", "cache", "--format", fmt, cwd=tmp_path)
         no_traceback(again)
         assert again.returncode == 1 and "TW101" in again.stdout, again.stdout + again.stderr
+
+
+DEEP_TOML = "x = " + "[" * 100_000 + "]" * 100_000 + "\n"
+
+
+def test_a_pyproject_nested_too_deeply_fails_its_files_not_the_run(tmp_path: Path):
+    # tomllib recurses per level: a RecursionError traceback ended the whole run.
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "pyproject.toml").write_text(DEEP_TOML, encoding="utf-8")
+    (tmp_path / "bad" / "b.py").write_text(LEGACY, encoding="utf-8")
+    (tmp_path / "c.py").write_text(LEGACY, encoding="utf-8")
+    result = run("check", ".", cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 2
+    assert "bad/b.py: error: not checked:" in result.stdout and "nested too deeply" in result.stdout
+    assert "c.py:3:5: TW101" in result.stdout
+
+
+def test_code_nested_too_deeply_for_python_says_so(tmp_path: Path):
+    (tmp_path / "neg.py").write_text("x = " + "-" * 100_000 + "1\n", encoding="utf-8")
+    result = run("check", "neg.py", cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 2 and "cannot parse: nested too deeply for Python" in result.stdout, result.stdout

@@ -399,6 +399,8 @@ def _published(raw: Raw, uri: str, timeout: float = 15):
             message = raw.messages.get(timeout=max(0.01, deadline - time.monotonic()))
         except queue.Empty:
             break
+        if message and "method" in message:
+            raw.from_server.append(message)
         if message and message.get("method") == "textDocument/publishDiagnostics" \
                 and message["params"]["uri"] == uri:
             return [d["code"] for d in message["params"]["diagnostics"]]
@@ -518,3 +520,15 @@ def test_exit_does_not_wait_for_the_analysis_in_flight(raw, shutdown_first: bool
     raw.send({"jsonrpc": "2.0", "method": "exit"})
     assert raw.proc.wait(30) == (0 if shutdown_first else 1)
     assert time.monotonic() - started < 5
+
+
+def test_a_pyproject_nested_too_deeply_still_gets_the_file_checked(raw, tmp_path):
+    # The RecursionError of tomllib ended each check of the file: no diagnostics, ever, and no word why.
+    (tmp_path / "pyproject.toml").write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    path = tmp_path / "m.py"
+    path.write_text("import torch\nx = torch.Tensor(3)\n", encoding="utf-8")
+    raw.initialize()
+    _open(raw, path.as_uri(), path.read_text(encoding="utf-8"))
+    assert _published(raw, path.as_uri()) == ["TW101"]
+    warned = [m["params"]["message"] for m in raw.from_server if m.get("method") == "window/showMessage"]
+    assert any("nested too deeply; using the editor settings" in w for w in warned), warned

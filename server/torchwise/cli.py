@@ -317,7 +317,7 @@ def _check_file(path: Path, config, fix: bool, tree: Path | None = None, diff: b
                 analysis = analyze(read.text, str(path), config)
     if analysis.parse_error is not None:
         error = analysis.parse_error
-        result.error = f"cannot parse: {error.message}"
+        result.error = f"cannot parse: {error.message or 'nested too deeply for Python'}"  # a MemoryError says ''
         result.error_span = Span(error.position, error.position)
     result.findings = analysis.findings
     return result
