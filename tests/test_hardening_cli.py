@@ -456,3 +456,11 @@ def test_code_nested_too_deeply_for_python_says_so(tmp_path: Path):
     result = run("check", "neg.py", cwd=tmp_path)
     no_traceback(result)
     assert result.returncode == 2 and "cannot parse: nested too deeply for Python" in result.stdout, result.stdout
+
+
+def test_a_notebook_nested_too_deeply_is_not_a_notebook_not_an_internal_error(tmp_path: Path):
+    (tmp_path / "n.ipynb").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    result = run("check", "n.ipynb", cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 2 and "internal error" not in result.stdout
+    assert "n.ipynb: error: cannot read: not a notebook: nested too deeply" in result.stdout, result.stdout

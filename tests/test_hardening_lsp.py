@@ -532,3 +532,13 @@ def test_a_pyproject_nested_too_deeply_still_gets_the_file_checked(raw, tmp_path
     assert _published(raw, path.as_uri()) == ["TW101"]
     warned = [m["params"]["message"] for m in raw.from_server if m.get("method") == "window/showMessage"]
     assert any("nested too deeply; using the editor settings" in w for w in warned), warned
+
+
+def test_a_body_nested_too_deeply_is_a_parse_error_and_the_server_keeps_listening(raw):
+    raw.initialize()
+    body = b'{"jsonrpc": "2.0", "id": 50, "method": "textDocument/hover", "params": ' + b"[" * 100_000 + \
+        b"]" * 100_000 + b"}"
+    raw.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    error = raw.answer(None, any_id=True, timeout=15)
+    assert error is not None and error["error"]["code"] == -32700 and error["id"] is None, error
+    assert raw.still_listening()
