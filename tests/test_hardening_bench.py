@@ -93,6 +93,11 @@ def test_setup_code_off_the_allowlist_never_runs(tmp_path: Path):
     ("def f(x):\n    return x.numpy().tofile('x')", "calls `.tofile()`"),
     ("def f(x):\n    return x()", "calls `x`"),
     ("def f(x):\n    for i in range(3):\n        x = x + i\n    return x", "a `for` statement"),
+    # Annotations run with the `def` (Python < 3.14): a call in one is not a type.
+    ("def f(x: torch.os.system('touch RAN')):\n    return x", "has an annotation that is not a plain type"),
+    ("def f(x) -> print('RAN'):\n    return x", "has an annotation that is not a plain type"),
+    ("def f(*xs: open('RAN', 'w')):\n    return xs", "has an annotation that is not a plain type"),
+    ("def f(x, *, k: (lambda: 0)() = 1):\n    return x", "has an annotation that is not a plain type"),
 ])
 def test_each_way_around_the_old_filter_is_refused_with_its_reason(statement: str, why: str):
     from torchwise.bench.plain import plain_statement
@@ -116,6 +121,7 @@ def test_each_way_around_the_old_filter_is_refused_with_its_reason(statement: st
     "torch.manual_seed(0)",
     "x = torch.nn.init.normal_(torch.empty(3))",
     "def f(x):\n    \"\"\"Per sample.\"\"\"\n    y = torch.sin(x) * x\n    return y + x ** 2",
+    "def f(x: torch.Tensor, n: 'int' = 2) -> torch.Tensor | None:\n    return torch.sin(x) * n",
 ])
 def test_plain_setup_is_still_plain(statement: str):
     from torchwise.bench.plain import plain_statement
@@ -138,6 +144,25 @@ def test_the_answer_says_which_of_the_users_lines_run():
     job = prepare(text, 5)
     assert isinstance(job, BenchJob), job
     assert job.runs == "Benchmark runs your lines 2–4 as setup, then the loop (lines 5–7) and its rewrite."
+
+
+def test_the_setup_never_runs_a_functions_annotations():
+    # They run when the `def` does; the benchmark needs none of them, so the setup it runs has none.
+    text = textwrap.dedent("""\
+        import torch
+
+
+        def f(x: torch.Tensor) -> torch.Tensor:
+            return torch.sin(x) * x + x ** 2
+
+
+        tensor_list = [torch.randn(64) for _ in range(200)]
+        outputs = torch.stack([f(x) for x in tensor_list])
+        """)
+    job = prepare(text, 8)
+    assert isinstance(job, BenchJob), job
+    assert "def f(x):" in job.setup.splitlines(), job.setup
+    assert "torch.Tensor" not in job.setup
 
 
 ELEMENTWISE = {"setup": "x = torch.randn(100)\n", "loop": "y = torch.empty(100)\nfor i in range(100):\n"
@@ -197,3 +222,17 @@ def test_a_form_feed_in_the_loop_code_does_not_break_it_into_lines():
     finally:
         session.shutdown()
     assert result["ok"] and result["match"], result
+
+
+@pytest.mark.parametrize("option", [("--time-limit", "inf"), ("--time-limit", "nan"), ("--budget", "nan"),
+                                    ("--budget", "inf")])
+def test_a_time_limit_or_budget_that_is_no_number_of_seconds_is_refused(tmp_path: Path, option):
+    # `--time-limit inf` was an OverflowError traceback, `nan` passed the "positive" check (nan <= 0 is false).
+    path = tmp_path / "loop.py"
+    path.write_text("import torch\nx = torch.randn(100)\ny = torch.empty(100)\nfor i in range(100):\n"
+                    "    y[i] = x[i] * 2\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "torchwise", "bench", "loop.py:4", *option], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "must be positive numbers of seconds" in result.stderr

@@ -300,3 +300,167 @@ def test_the_examples_still_fix_cleanly(tmp_path: Path):
     for fixed in tmp_path.glob("*.py"):
         compile(fixed.read_text(encoding="utf-8"), str(fixed), "exec")
     assert "Fixed" in result.stdout
+
+
+# -- found by attacking again (stop 26) ----------------------------------------------------------------------------
+@pytest.mark.skipif(not POSIX, reason="POSIX file modes")
+@pytest.mark.parametrize("name", ["ro.py", "ro.ipynb"])
+def test_fix_does_not_replace_a_read_only_file(tmp_path: Path, name: str):
+    # The atomic rename needs only the folder's permission: a file the user made read-only was rewritten.
+    path = tmp_path / name
+    if name.endswith(".ipynb"):
+        path.write_text(json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": LEGACY}],
+                                    "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    else:
+        path.write_text(LEGACY, encoding="utf-8")
+    before = path.read_bytes()
+    path.chmod(0o444)
+    result = run("check", "--fix", name, cwd=tmp_path)
+    no_traceback(result)
+    assert path.read_bytes() == before
+    assert path.stat().st_mode & 0o7777 == 0o444
+    assert result.returncode == 2 and f"{name}: error: cannot write fixes: it is read-only; the file is unchanged" \
+        in result.stdout, result.stdout
+    assert "Fixed" not in result.stdout
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+
+
+@pytest.mark.skipif(not Path("/usr/bin/patch").exists(), reason="needs patch(1)")
+def test_a_diff_across_a_form_feed_applies_with_patch(tmp_path: Path):
+    # The diff split lines at \x0c and \u2028 as str.splitlines does: "\ No newline at end of file" mid-file,
+    # and a patch that does not apply.
+    text = "import torch\n# \x0c section\nx = torch.Tensor(3, 4)\ny = '\u2028'; z = torch.Tensor(2)\n"
+    (tmp_path / "ff.py").write_text(text, encoding="utf-8")
+    result = run("check", "--diff", "ff.py", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "No newline" not in result.stdout
+    diff = result.stdout[:result.stdout.rindex("Would fix")]
+    (tmp_path / "fix.diff").write_text(diff, encoding="utf-8")
+    applied = subprocess.run(["patch", "-p0", "-i", "fix.diff"], cwd=tmp_path, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert (tmp_path / "ff.py").read_text(encoding="utf-8") == text.replace("Tensor", "empty")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="watches the read with inotify")
+@pytest.mark.parametrize("change", ["replaced by a folder", "deleted"])
+def test_a_file_replaced_or_deleted_during_fix_is_left_as_the_user_left_it(tmp_path: Path, change: str):
+    path = tmp_path / "big.py"
+    path.write_text("import torch\n" + "".join(f"x{i} = torch.Tensor({i % 7 + 1}, 3)\n" for i in range(1500)),
+                    encoding="utf-8")
+    watch = _Inotify(path)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "torchwise", "check", "--fix", "big.py"], cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        watch.wait_for_read()
+        path.unlink()
+        if change == "replaced by a folder":
+            path.mkdir()
+        out, err = proc.communicate(timeout=300)
+    finally:
+        watch.close()
+    no_traceback(subprocess.CompletedProcess([], proc.returncode, out, err))
+    assert proc.returncode == 2 and "big.py: error: cannot write fixes:" in out, out[:500] + err
+    assert "Fixed" not in out
+    assert path.is_dir() if change == "replaced by a folder" else not path.exists()  # not written back
+    assert [p.name for p in tmp_path.iterdir()] == (["big.py"] if path.exists() else [])
+
+
+def test_a_gitignore_pattern_that_cannot_compile_is_skipped_as_git_skips_it(tmp_path: Path):
+    # `[z-a]` matches nothing for git; pathspec raised re.error, a traceback that ended the whole run.
+    (tmp_path / ".gitignore").write_text("ign*.py\n**/[z-a]\n", encoding="utf-8")
+    (tmp_path / "a.py").write_text(LEGACY, encoding="utf-8")
+    (tmp_path / "ignored.py").write_text(LEGACY, encoding="utf-8")
+    result = run("check", ".", cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "a.py:3:5: TW101" in result.stdout and "ignored.py" not in result.stdout  # the good pattern holds
+
+
+@pytest.mark.parametrize("args, said", [
+    (("--exclude", "**/[z-a]"), "--exclude '**/[z-a]' is not a gitignore pattern"),
+    (("--select", "TW1O1"), "no rule code starts with TW1O1"),  # a typo: it selected nothing, "All checks passed"
+    (("--ignore", "TW10,XYZ"), "no rule code starts with XYZ"),
+])
+def test_bad_command_line_selections_are_an_error_not_a_clean_run(tmp_path: Path, args, said: str):
+    (tmp_path / "a.py").write_text(LEGACY, encoding="utf-8")
+    result = run("check", "a.py", *args, cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert said in result.stderr and "All checks passed" not in result.stdout
+
+
+def test_a_file_that_is_not_utf8_says_where(tmp_path: Path):
+    # It said "cannot read: invalid start byte", nothing more, for a file of any length.
+    (tmp_path / "bad.py").write_bytes(b"import torch\nx = '\xc3\xa9\xff'\n")
+    result = run("check", "bad.py", cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 2
+    assert "bad.py: error: cannot read: not valid utf-8: invalid start byte at line 2, column 7" in result.stdout, \
+        result.stdout
+    bench = run("bench", "bad.py:2", cwd=tmp_path)
+    no_traceback(bench)
+    assert bench.returncode == 2 and "not valid utf-8: invalid start byte at line 2, column 7" in bench.stderr, \
+        bench.stderr
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"], ids=["CRLF", "CR"])
+def test_fixes_in_a_crlf_file_end_their_lines_as_the_file_does(tmp_path: Path, newline: str):
+    # Fixes are written with \n: the examples fixed as CRLF files came back with lines ending in LF alone.
+    examples = Path(__file__).parent.parent / "examples"
+    (tmp_path / "lf").mkdir()
+    (tmp_path / "other").mkdir()
+    for source in examples.glob("*.py"):
+        text = source.read_bytes().decode("utf-8").replace("\r\n", "\n")
+        (tmp_path / "lf" / source.name).write_bytes(text.encode("utf-8"))
+        (tmp_path / "other" / source.name).write_bytes(text.replace("\n", newline).encode("utf-8"))
+    for folder in ("lf", "other"):
+        no_traceback(run("check", "--fix", ".", cwd=tmp_path / folder, timeout=300))
+    for fixed in sorted((tmp_path / "lf").glob("*.py")):
+        expected = fixed.read_bytes().replace(b"\n", newline.encode())
+        assert (tmp_path / "other" / fixed.name).read_bytes() == expected, fixed.name
+
+
+@pytest.mark.parametrize("entry", ['{"findings": 5, "edits": "x"}', "[]", '{"error": null}', "null", "{garbage"])
+def test_a_cache_entry_of_another_shape_is_a_miss_not_a_traceback(tmp_path: Path, entry: str):
+    (tmp_path / "a.py").write_text(LEGACY, encoding="utf-8")
+    first = run("check", "a.py", "--cache-dir", "cache", cwd=tmp_path)
+    assert first.returncode == 1, first.stdout + first.stderr
+    entries = [p for p in (tmp_path / "cache").rglob("*.json")]
+    assert entries
+    for path in entries:
+        path.write_text(entry, encoding="utf-8")
+    for fmt in ("text", "json"):
+        again = run("check", "a.py", "--cache-dir", "cache", "--format", fmt, cwd=tmp_path)
+        no_traceback(again)
+        assert again.returncode == 1 and "TW101" in again.stdout, again.stdout + again.stderr
+
+
+DEEP_TOML = "x = " + "[" * 100_000 + "]" * 100_000 + "\n"
+
+
+def test_a_pyproject_nested_too_deeply_fails_its_files_not_the_run(tmp_path: Path):
+    # tomllib recurses per level: a RecursionError traceback ended the whole run.
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "pyproject.toml").write_text(DEEP_TOML, encoding="utf-8")
+    (tmp_path / "bad" / "b.py").write_text(LEGACY, encoding="utf-8")
+    (tmp_path / "c.py").write_text(LEGACY, encoding="utf-8")
+    result = run("check", ".", cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 2
+    assert "bad/b.py: error: not checked:" in result.stdout and "nested too deeply" in result.stdout
+    assert "c.py:3:5: TW101" in result.stdout
+
+
+def test_code_nested_too_deeply_for_python_says_so(tmp_path: Path):
+    (tmp_path / "neg.py").write_text("x = " + "-" * 100_000 + "1\n", encoding="utf-8")
+    result = run("check", "neg.py", cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 2 and "cannot parse: nested too deeply for Python" in result.stdout, result.stdout
+
+
+def test_a_notebook_nested_too_deeply_is_not_a_notebook_not_an_internal_error(tmp_path: Path):
+    (tmp_path / "n.ipynb").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    result = run("check", "n.ipynb", cwd=tmp_path)
+    no_traceback(result)
+    assert result.returncode == 2 and "internal error" not in result.stdout
+    assert "n.ipynb: error: cannot read: not a notebook: nested too deeply" in result.stdout, result.stdout

@@ -89,7 +89,8 @@ def _rules(code: str | None) -> int:
 def _check(args: argparse.Namespace) -> int:
     from torchwise import batch, report
     from torchwise.config import RuleConfig
-    from torchwise.discovery import discover
+    from torchwise.discovery import BadPattern, discover
+    from torchwise.textio import read_bytes
 
     if args.fix and args.diff:
         print("torchwise: --fix writes the fixes, --diff only shows them: choose one", file=sys.stderr)
@@ -103,10 +104,18 @@ def _check(args: argparse.Namespace) -> int:
     cache = batch.Cache(batch.cache_folder(args.cache_dir, args.no_cache or args.fix))
     with_edits = args.format in ("json", "sarif")  # the formats that show each fix's edits
     cli_config = RuleConfig(select=_codes(args.select), ignore=_codes(args.ignore))
+    unknown = _unknown_codes((*cli_config.select, *cli_config.ignore))
+    if unknown:  # a typo (`--select TW1O1`) selected nothing and reported "All checks passed"
+        print(f"torchwise: no rule code starts with {', '.join(unknown)}; `torchwise rules` lists them",
+              file=sys.stderr)
+        return EXIT_ERROR
     try:
         found = discover(args.paths, args.exclude)
     except FileNotFoundError as err:
         print(f"torchwise: no such file or folder: {err}", file=sys.stderr)
+        return EXIT_ERROR
+    except BadPattern as err:
+        print(f"torchwise: {err}", file=sys.stderr)
         return EXIT_ERROR
     for folder in found.empty:
         print(f"torchwise: no Python files in {folder}", file=sys.stderr)
@@ -127,17 +136,15 @@ def _check(args: argparse.Namespace) -> int:
         entry_key, record = None, None
         if cache.folder is not None:
             try:
-                data = item.path.read_bytes()
+                data = read_bytes(item.path)  # non-blocking: a FIFO swapped in since discovery must not hang us
             except OSError:
                 data = None  # the check reports why it cannot read it
             if data is not None:
                 entry_key = batch.key(item.path, data, config)
                 record = cache.get(entry_key)
-                if record is not None and ((with_edits and not record["edits"])
-                                           or (args.diff and not batch.nothing_to_fix(record))):
-                    record = None
-        if record is not None:
-            results.append(batch.from_record(item.path, record))
+        cached = _cached(item.path, record, with_edits, args.diff) if record is not None else None
+        if cached is not None:
+            results.append(cached)
             continue
         results.append(len(work))
         work.append((item.path, config, args.fix, args.diff, item.tree, with_edits))
@@ -167,6 +174,25 @@ def _check(args: argparse.Namespace) -> int:
     if args.diff:
         return EXIT_FINDINGS if any(r.diff for r in results) else EXIT_CLEAN
     return EXIT_FINDINGS if any(r.findings for r in results) else EXIT_CLEAN
+
+
+def _cached(path: Path, record, with_edits: bool, diff: bool):
+    """The cache's result for ``path``, if it serves this run. An entry of another shape (written by hand, or by
+    something else) is a miss, not a KeyError traceback that stops the run."""
+    from torchwise import batch
+
+    try:
+        if (with_edits and not record["edits"]) or (diff and not batch.nothing_to_fix(record)):
+            return None
+        return batch.from_record(path, record)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        return None
+
+
+def _unknown_codes(codes: Sequence[str]) -> list[str]:
+    from torchwise.rules import ALL_RULES
+
+    return [code for code in dict.fromkeys(codes) if not any(rule.code.startswith(code) for rule in ALL_RULES)]
 
 
 def _size(path: Path) -> int:
@@ -230,7 +256,10 @@ def _writable(path: Path, tree: Path | None) -> str | None:
 def _unified(before: str, after: str, name: str) -> str:
     import difflib
 
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True), name, name)
+    from torchwise.source import split_lines
+
+    # Lines as Python and `patch` see them: a form feed or \u2028 inside a line does not end it.
+    lines = difflib.unified_diff(split_lines(before), split_lines(after), name, name)
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
                    for line in lines)
 
@@ -288,7 +317,7 @@ def _check_file(path: Path, config, fix: bool, tree: Path | None = None, diff: b
                 analysis = analyze(read.text, str(path), config)
     if analysis.parse_error is not None:
         error = analysis.parse_error
-        result.error = f"cannot parse: {error.message}"
+        result.error = f"cannot parse: {error.message or 'nested too deeply for Python'}"  # a MemoryError says ''
         result.error_span = Span(error.position, error.position)
     result.findings = analysis.findings
     return result

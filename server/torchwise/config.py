@@ -136,6 +136,8 @@ def _torchwise_table(pyproject: Path) -> Mapping[str, Any] | None:
         data = _read_toml(pyproject, status.st_mtime_ns)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise ConfigError(f"{pyproject}: cannot read: {err}") from None
+    except RecursionError:  # tomllib recurses per nesting level: `x = [[[...]]]` ended the whole run
+        raise ConfigError(f"{pyproject}: cannot read: nested too deeply") from None
     tool = data.get("tool")
     table = tool.get("torchwise") if isinstance(tool, Mapping) else None
     if table is not None and not isinstance(table, Mapping):

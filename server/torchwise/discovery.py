@@ -13,12 +13,14 @@ symlink that leads out of the tree.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
 import pathspec
+import pathspec.patterns
 
 from torchwise.textio import read_bytes
 
@@ -52,7 +54,32 @@ def _gitignore(folder: Path) -> pathspec.PathSpec | None:
         lines = read_bytes(folder / ".gitignore").decode("utf-8", errors="replace").splitlines()
     except (OSError, ValueError):
         return None
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    try:
+        return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    except (ValueError, re.error):  # a pattern that matches nothing for git (`[z-a]`) stopped the whole run
+        return pathspec.PathSpec([p for p in map(_pattern, lines) if p is not None])
+
+
+def _pattern(line: str):
+    try:
+        return pathspec.patterns.GitWildMatchPattern(line)
+    except (ValueError, re.error):
+        return None
+
+
+class BadPattern(ValueError):
+    """An ``--exclude`` pattern that cannot be read."""
+
+
+def _exclude_spec(exclude: Sequence[str]) -> pathspec.PathSpec | None:
+    if not exclude:
+        return None
+    for pattern in exclude:
+        try:
+            pathspec.patterns.GitWildMatchPattern(pattern)
+        except (ValueError, re.error) as err:
+            raise BadPattern(f"--exclude {pattern!r} is not a gitignore pattern ({err})") from None
+    return pathspec.PathSpec.from_lines("gitwildmatch", exclude)
 
 
 def _ignored(path: Path, is_dir: bool, specs: Sequence[tuple[Path, pathspec.PathSpec]],
@@ -66,8 +93,8 @@ def _ignored(path: Path, is_dir: bool, specs: Sequence[tuple[Path, pathspec.Path
 
 
 def discover(paths: Sequence[Path], exclude: Sequence[str] = ()) -> Discovery:
-    """The files to check, in a stable order; a missing path raises FileNotFoundError."""
-    extra = pathspec.PathSpec.from_lines("gitwildmatch", exclude) if exclude else None
+    """The files to check, in a stable order; a missing path raises FileNotFoundError, a bad pattern BadPattern."""
+    extra = _exclude_spec(exclude)
     found = Discovery()
     seen: set[str] = set()  # real paths: a file reached twice (through a symlink) is checked once
     for path in paths:

@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Optional
 
 from torchwise.findings import Edit, Finding, Fix
 from torchwise.source import SourceFile
 
 
+_FIRST_END = re.compile(r"\r\n|\r|\n")
+_BARE_LF = re.compile(r"(?<!\r)\n")
+
+
 def apply_edits(text: str, edits: Iterable[Edit]) -> str:
-    """Apply non-overlapping edits; an edit overlapping an earlier-applied one is skipped."""
+    """Apply non-overlapping edits; an edit overlapping an earlier-applied one is skipped. New lines in an edit end
+    as the file's first line does (fixes are written with \\n: a CRLF file got lines ending in LF alone)."""
     source = SourceFile(text)
+    first_end = _FIRST_END.search(text)
+    newline = first_end.group() if first_end is not None else "\n"
     chosen: list[tuple[int, int, str]] = []
     for edit in sorted(edits, key=lambda e: (e.span.start, e.span.end)):
         start, end = source.offset(edit.span.start), source.offset(edit.span.end)
         if chosen and start < chosen[-1][1]:
             continue
-        chosen.append((start, end, edit.new_text))
+        new_text = edit.new_text if newline == "\n" else _BARE_LF.sub(newline, edit.new_text)
+        chosen.append((start, end, new_text))
     out, last = [], 0
     for start, end, new_text in chosen:
         out += [text[last:start], new_text]

@@ -128,6 +128,8 @@ def read_ipynb(text: str) -> tuple[dict, list[tuple[int, str]]]:
         document = json.loads(text)
     except json.JSONDecodeError as err:
         raise ValueError(f"not a notebook: {err.msg} at line {err.lineno}") from None
+    except RecursionError:  # json recurses per level: it read as an internal error of ours
+        raise ValueError("not a notebook: nested too deeply") from None
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list):
         raise ValueError("not a notebook: no cells")

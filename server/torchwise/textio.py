@@ -7,6 +7,7 @@ original (with its mode) only if the original still holds exactly the bytes that
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -42,7 +43,14 @@ def decode_python(data: bytes) -> tuple[str, str]:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as err:
         raise UnicodeDecodeError("utf-8", data, 0, 1, str(err)) from None
-    return data.decode(encoding), encoding
+    try:
+        return data.decode(encoding), encoding
+    except UnicodeDecodeError as err:  # say where: "invalid start byte" alone sends the user searching the file
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        line = data.count(b"\n", 0, err.start) + 1
+        column = len(data[line_start:err.start].decode(encoding, errors="replace")) + 1
+        raise UnicodeDecodeError(err.encoding, err.object, err.start, err.end,
+                                 f"not valid {encoding}: {err.reason} at line {line}, column {column}") from None
 
 
 def read_file(path: Path) -> ReadFile:
@@ -68,6 +76,10 @@ def replace_file(path: Path, data: bytes, expected: bytes | None) -> None:
     file changed since it was read); the original is then untouched."""
     real = Path(os.path.realpath(path))
     before = os.stat(real)
+    # A rename needs only the folder's permission: without this, a file the user made read-only would be replaced
+    # (and by root, who may write anything, a file without any write bit).
+    if not stat.S_IMODE(before.st_mode) & 0o222 or not os.access(real, os.W_OK):
+        raise PermissionError(errno.EACCES, "it is read-only", str(path))
     fd, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".torchwise")
     try:
         with os.fdopen(fd, "wb") as handle:

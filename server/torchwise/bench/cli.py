@@ -8,6 +8,7 @@ file, no rewritable loop, no torch, the code raised, time limit).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import json
 import sys
@@ -75,13 +76,14 @@ def run(args: argparse.Namespace, out=None, err=None) -> int:
     except ValueError as error:
         print(f"torchwise bench: {error}", file=err)
         return EXIT_ERROR
-    if args.time_limit <= 0 or args.budget <= 0:
-        print("torchwise bench: --time-limit and --budget must be positive", file=err)
+    if not (0 < args.time_limit < math.inf and 0 < args.budget < math.inf):  # nan and inf too (inf: a traceback)
+        print("torchwise bench: --time-limit and --budget must be positive numbers of seconds", file=err)
         return EXIT_ERROR
     try:
         text, _ = read_python(path)
     except (OSError, UnicodeDecodeError) as error:
-        print(f"torchwise bench: cannot read {path}: {getattr(error, 'strerror', None) or error}", file=err)
+        why = error.reason if isinstance(error, UnicodeDecodeError) else error.strerror or error
+        print(f"torchwise bench: cannot read {path}: {why}", file=err)
         return EXIT_ERROR
     if line > len(split_lines(text)):
         print(f"torchwise bench: {path} has no line {line}", file=err)

@@ -77,7 +77,13 @@ class _Checker:
         it; calling it runs only what the allowlist allows)."""
         if stmt.decorator_list:
             return f"`{stmt.name}` is decorated"
+        if getattr(stmt, "type_params", None):
+            return f"`{stmt.name}` has type parameters"
         args = stmt.args
+        for annotation in (*(a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
+                                                    args.kwarg) if a), stmt.returns):
+            if annotation is not None and not _plain_type(annotation):
+                return f"`{stmt.name}` has an annotation that is not a plain type (`{_short(annotation)}`)"
         for default in (*args.defaults, *(d for d in args.kw_defaults if d is not None)):
             why = self.expr(default, set())
             if why:
@@ -249,6 +255,22 @@ class _Checker:
                 return f"calls `.{func.attr}()`"
             return self.expr(func.value, local)
         return "calls the result of an expression"
+
+
+# What a type annotation may be made of: names, attributes, subscripts, literals and `X | Y` (``torch.Tensor``,
+# ``Float[Tensor, "n d"]``, ``Optional[int]``). The setup drops annotations before it runs (``prepare``): this is
+# the second guard, in case one ever stays.
+_TYPE_PARTS = (ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List, ast.Constant, ast.Load, ast.BitOr)
+
+
+def _plain_type(annotation: ast.expr) -> bool:
+    return all(isinstance(node, _TYPE_PARTS) or (isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr))
+               for node in ast.walk(annotation))
+
+
+def _short(node: ast.expr) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def plain_statement(stmt: ast.stmt, scope) -> Optional[str]:

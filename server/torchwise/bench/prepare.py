@@ -487,6 +487,8 @@ class _Builder:
             node = copy.deepcopy(stmt)
             if isinstance(node, ast.AnnAssign):
                 node = ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)
+            if isinstance(node, ast.FunctionDef):
+                _drop_annotations(node)
             if full is not None:
                 changer = _ScaleConstants(full)
                 node = changer.visit(node)
@@ -520,6 +522,16 @@ class _Builder:
 
 
 # -- helpers ------------------------------------------------------------------------------------------
+def _drop_annotations(function: ast.FunctionDef) -> None:
+    """Annotations run when the ``def`` does (before Python 3.14), and no benchmark needs them: gone, so that
+    ``def f(x: <anything>)`` runs nothing of the annotation (``plain`` refuses all but plain type expressions)."""
+    args = function.args
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+        if arg is not None:
+            arg.annotation = None
+    function.returns = None
+
+
 def _import_line(name: str, qualname: str) -> str:
     if "." not in qualname:
         return f"import {qualname}" if name == qualname else f"import {qualname} as {name}"

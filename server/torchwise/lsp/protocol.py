@@ -90,6 +90,9 @@ class TorchwiseProtocol(LanguageServerProtocol):
         except (ValueError, UnicodeDecodeError) as err:
             self._error(None, PARSE_ERROR, f"Parse error: {err}")
             return
+        except RecursionError:  # `[[[[...` 100,000 deep: it went unanswered
+            self._error(None, PARSE_ERROR, "Parse error: nested too deeply")
+            return
         if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
             self._error(None, INVALID_REQUEST, "Invalid Request: expected a JSON-RPC 2.0 object")
             return

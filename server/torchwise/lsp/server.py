@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import traceback
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +37,9 @@ ANALYSES_KEPT = 8
 # A request that reads the analysis (hover, actions, lenses) waits this long for the check in flight (the
 # first one after didOpen, or the one after an edit), then answers from what there is.
 ANALYSIS_WAIT_S = 5.0
+# A request the server sends the client (progress, showDocument) that has no answer by then is given up: a
+# client that never answers must not keep the request that asked waiting for ever.
+CLIENT_ANSWER_S = 5.0
 
 
 class TorchwiseServer(LanguageServer):
@@ -409,8 +413,10 @@ def notebook_did_close(ls: TorchwiseServer, params: types.DidCloseNotebookDocume
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: TorchwiseServer, params: types.DidChangeConfigurationParams) -> None:
-    """Take new editor settings and check every open document again."""
-    _apply_settings(ls, params.settings)
+    """Take new editor settings and check every open document again. ``settings: null`` (the pull model: "ask me")
+    keeps those there are (it used to reset them, rules and trust, to the defaults); folders are asked again."""
+    if params.settings is not None:
+        _apply_settings(ls, params.settings)
     ls.folder_settings.clear()
     ls.folder_requests.clear()
     for uri in {documents.unit_of(ls.workspace, uri) for uri in ls.workspace.text_documents}:
@@ -667,7 +673,11 @@ async def show_rule_docs(ls: TorchwiseServer, code: str) -> dict:
     uri = page.as_uri()
     window = ls.client_capabilities.window
     if window is not None and window.show_document is not None and window.show_document.support:
-        await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
+        try:
+            await asyncio.wait_for(ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True)),
+                                   CLIENT_ANSWER_S)
+        except Exception:  # noqa: BLE001 - no answer, or an error: the answer below still says where the page is
+            pass
     else:
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
                                                        message=f"torchwise: {code} is documented in {page}"))
@@ -689,12 +699,17 @@ async def benchmark_loop(ls: TorchwiseServer, uri: str, line: int) -> dict:
         return _no_result("torchwise: the file is being analysed; try again in a moment")
     unit = view.unit  # a notebook's cells run as one module, in order
     analysis, version = view.checked.analysis, view.checked.version  # before any await: both may change
+    if not 0 <= int(line) < len(view.lines):  # in a notebook cell, a line outside it would be another cell's
+        return _no_result(f"torchwise: there is no line {int(line) + 1} in this document")
     line = view.to_unit(Position(int(line), 0)).line
     token = str(uuid.uuid4())
     task = asyncio.current_task()
     progress = None
+    window = ls.client_capabilities.window
     try:
-        await ls.work_done_progress.create_async(token)
+        if window is None or not window.work_done_progress:
+            raise LookupError("the client shows no progress")  # the spec: create only if the client said it can
+        await asyncio.wait_for(ls.work_done_progress.create_async(token), CLIENT_ANSWER_S)
         ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
             title="torchwise: benchmarking the loop", cancellable=True, message="starting"))
         progress = token
@@ -736,4 +751,14 @@ def serve() -> int:
             debugpy.listen(("127.0.0.1", int(port)))
         except (ImportError, ValueError, OSError) as err:
             server.log(f"torchwise: cannot start debugpy on {port!r}: {err}", types.MessageType.Warning)
-    return start_io(server)
+    status = start_io(server)
+    if server._bench is not None:  # `exit` without `shutdown`: the worker goes too
+        server._bench.shutdown()
+    # Now, not when the analysis running in its thread ends: the interpreter's exit would join that thread, and
+    # `exit` took 20 s after opening a 45,000-line file (the editor waits, or kills us).
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed by pygls on `exit`
+            pass
+    os._exit(status)

@@ -6,6 +6,7 @@ The client sends ``initializationOptions = {"settings": {...}}`` and, on change,
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -45,7 +46,7 @@ def parse_settings(data: Any) -> tuple[EditorSettings, list[str]]:
         problems.append(f"torchwise.benchmark.device: {device!r} is not one of {', '.join(DEVICES)}; using auto")
         device = "auto"
     limit = bench.get("timeLimit", 30)
-    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit <= 0:
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or not 0 < limit < math.inf:  # 1e400 is inf
         problems.append(f"torchwise.benchmark.timeLimit: {limit!r} is not a positive number; using 30")
         limit = 30
     sizes = bench.get("sizes") or {}
