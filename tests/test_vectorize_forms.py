@@ -285,6 +285,27 @@ def test_columns_and_diagonals(r):
 
 @MANY
 @given(st.randoms(use_true_random=False))
+def test_traces_per_matrix(r):
+    """``torch.trace(M[k])`` / ``m.trace()`` per matrix of a batch: ``M.diagonal(dim1=-2, dim2=-1).sum(-1)`` (square
+    or not, empty, int dtypes summed to int64 as trace does), stored, stacked or kept in a comprehension."""
+    n, a, b = r.choice([0, 1, 5]), r.choice([0, 1, 3]), r.choice([1, 3, 4])
+    dtype = r.choice(FLOATS + INTS + ["torch.float16"])
+    lines = [seed(r), f"M = {tensor(r, (n, a, b), dtype) if dtype != 'torch.float16' else tensor(r, (n, a, b), 'torch.float32') + '.half()'}"]
+    form = r.randrange(4)
+    if form == 0:
+        lines += [f"tr = torch.zeros({n}, dtype=torch.float64)", "for k in range(M.shape[0]):",
+                  f"    tr[k] = {r.choice(['torch.trace(M[k])', 'M[k].trace()', 'torch.trace(M[k]) * 2 + 1'])}"]
+    elif form == 1:
+        lines += ["tr = torch.stack([torch.trace(m) for m in M])" if n else "tr = None"]
+    elif form == 2:
+        lines += ["out = []", "for m in M:", "    out.append(m.trace())"] + (["tr = torch.stack(out)"] if n else [])
+    else:
+        lines += ["tr = torch.empty(M.shape[0])", "for k in range(len(M)):", "    tr[k] = torch.trace(M[k] + 1) / 2"]
+    counted("traces per matrix", program(lines), tolerance=1e-3)
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
 def test_triangles(r):
     """``if j > i + k: M[i, j] = c`` in two nested ``range`` loops: a triangle (``triu``/``tril`` of ones, not two
     aranges compared); into fresh zeros, ``torch.full(...).triu_(k)``. Square and not, both orders of the
@@ -705,6 +726,10 @@ def test_squares_of_python_float_arithmetic(r):
 
 
 ROW_WALK_NEAR_MISSES = [
+    # trace raises on bool matrices, the diagonal's sum would not; and it is only defined for matrices
+    ["M = torch.rand(4, 3, 3) > 0.5", "tr = torch.zeros(4)", "for k in range(4):", "    tr[k] = torch.trace(M[k])"],
+    ["M = torch.randn(4, 2, 3, 3)", "tr = torch.zeros(4)", "for k in range(4):", "    tr[k] = torch.trace(M[k])"],
+    ["M = torch.randn(4, 3)", "tr = torch.zeros(4)", "for k in range(4):", "    tr[k] = M[k].trace()"],
     # a triangle (the inner walk's length depends on the outer index), a recurrence along the row, an outer element
     # that is not a tensor row (a Python list), a random draw per element
     ["X = torch.randn(4, 4)", "total = 0.0", "for i in range(4):", "    for v in X[i, :i]:", "        total += v"],

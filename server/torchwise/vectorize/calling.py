@@ -236,6 +236,8 @@ class Calling:
             if grid is not None:
                 return grid
         receiver = self(node.func.value)
+        if name == "trace" and not node.args and not node.keywords and receiver.batched:
+            return _trace_of(self, receiver)
         if not receiver.batched:
             if not receiver.is_tensor:
                 raise Inherent(f"`.{name}()` of something that is not a tensor")
@@ -1001,6 +1003,32 @@ def _mse_loss(batcher: Batcher, node: ast.Call) -> Vec:
     return vec
 
 
+def _trace(batcher: Batcher, node: ast.Call) -> Vec:
+    """``torch.trace(M[k])``: one matrix per element, the sums of the last two dims' diagonals. Trace's own dtype
+    rule: integers sum to int64, floats keep theirs; bool and complex are refused (trace raises on bool, where the
+    diagonal's sum would not)."""
+    if len(node.args) != 1 or node.keywords:
+        raise Refuse("`trace` with options")
+    return _trace_of(batcher, batcher(node.args[0]))
+
+
+def _trace_of(batcher: Batcher, m: Vec) -> Vec:
+    from torchwise.analysis.dtypes import is_integral
+
+    if not (m.is_tensor and m.batched and m.rank == 2 and not m.lost and m.dtype is not None):
+        raise Refuse("`trace` of something that is not one matrix per element")
+    if not (is_floating(m.dtype) or is_integral(m.dtype)):
+        raise Refuse(f"`trace` of {m.dtype.short} (it raises on bool)")
+    dtype = m.dtype if is_floating(m.dtype) else DType.int64
+    text = f"{m.atom()}.diagonal(dim1=-2, dim2=-1).sum(-1)"
+    elem = m.elem.with_(shape=(), strides=(), dtype=dtype, memory=None)
+    shape = tuple(m.whole.shape[: m.batch_dims])
+    whole = m.whole.with_(shape=shape, strides=layout.contiguous_strides(shape), dtype=dtype, memory=None)
+    vec = Vec(text, ATOM, elem, whole, m.deps)
+    batcher.prove(vec)
+    return vec
+
+
 def _one_hot(batcher: Batcher, node: ast.Call) -> Vec:
     """``F.one_hot(y[i], num_classes=K)``: one row per element, the rows of ``F.one_hot(y, K)``."""
     if len(node.args) not in (1, 2) or any(k.arg != "num_classes" for k in node.keywords):
@@ -1128,7 +1156,8 @@ def _quantile(batcher: Batcher, node: ast.Call) -> Vec:
 
 _LOCAL_RULES = {"torch.nn.functional.mse_loss": _mse_loss, "torch.nn.functional.one_hot": _one_hot,
                 "torch.nn.functional.cross_entropy": _cross_entropy, "torch.zeros_like": _like,
-                "torch.ones_like": _like, "torch.full_like": _like, "torch.quantile": _quantile}
+                "torch.ones_like": _like, "torch.full_like": _like, "torch.quantile": _quantile,
+                "torch.trace": _trace}
 
 
 def _topk_facts(values: dict):
