@@ -78,6 +78,8 @@ ROW_OPS = [
     ("-({r}.abs() * torch.log({r}.abs() + 1e-9)).sum()", 0), ("({r}.abs() + 1).log()", 1),
     # `torch.min(a, b)` of two tensors is element-wise (box IoU), not a reduction
     ("torch.min({r}, {q})", 1), ("{r}.max({q})", 1), ("(torch.min({r}, {q}) - torch.max({r}, {q})).clamp(min=0)", 1),
+    # a median of the whole slice is the values of the median along its dim (not for empty slices: NaN vs raise)
+    ("{r}.median()", 0), ("torch.nanmedian({r})", 0), ("{r} - {r}.median()", 1),
 ]
 
 
@@ -281,6 +283,24 @@ def test_columns_and_diagonals(r):
         lines += [f"E = torch.zeros({k}, {k})", f"v = {tensor(r, (k,), dtype)}", f"for i in range({k}):",
                   f"    E[i, i] = {r.choice(['1.0', 'v[i]', 'v[i] * 2'])}"]
     counted("columns and diagonals", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_medians_per_row(r):
+    """``x[i].median()`` / ``torch.nanmedian(x[i])`` per row (NaN, ties, ints): ``x.median(dim=1).values``; rows that
+    may be empty are refused (the no-dim median of an empty row is NaN, the dim form raises)."""
+    n, d = r.choice([0, 1, 4]), r.choice([0, 1, 2, 5])
+    dtype = r.choice(FLOATS + INTS)
+    lines = [seed(r), f"x = {laid_out(r, (n, d), dtype)}"]
+    if dtype in FLOATS and r.random() < 0.5 and n and d:
+        lines.append("x[0, 0] = float('nan')")
+    op = r.choice(["x[i].median()", "torch.median(x[i])"] + (["torch.nanmedian(x[i])"] if dtype in FLOATS else []))
+    if r.random() < 0.5:
+        lines += [f"med = torch.zeros({n}, dtype={dtype})", "for i in range(x.shape[0]):", f"    med[i] = {op}"]
+    else:
+        lines += ["med = []", "for i in range(len(x)):", f"    med.append({op})"] + (["med = torch.stack(med)"] if n else [])
+    counted("medians per row", program(lines))
 
 
 @MANY
@@ -726,6 +746,10 @@ def test_squares_of_python_float_arithmetic(r):
 
 
 ROW_WALK_NEAR_MISSES = [
+    # the no-dim median of an empty row is NaN, the dim form raises; along an expanded dim torch's median(dim)
+    # returns garbage
+    ["x = torch.randn(4, 0)", "med = torch.zeros(4)", "for i in range(4):", "    med[i] = x[i].median()"],
+    ["x = torch.randn(6, 1).expand(6, 5)", "med = torch.zeros(6)", "for i in range(6):", "    med[i] = x[i].median()"],
     # trace raises on bool matrices, the diagonal's sum would not; and it is only defined for matrices
     ["M = torch.rand(4, 3, 3) > 0.5", "tr = torch.zeros(4)", "for k in range(4):", "    tr[k] = torch.trace(M[k])"],
     ["M = torch.randn(4, 2, 3, 3)", "tr = torch.zeros(4)", "for k in range(4):", "    tr[k] = torch.trace(M[k])"],
