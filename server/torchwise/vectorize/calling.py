@@ -568,16 +568,18 @@ class Calling:
                                   qualname if renamed == op.name or qualname is None
                                   else qualname.rsplit(".", 1)[0] + "." + renamed, renamed)
         deps = frozenset().union(*(bound[n].deps for n in inputs))
+        if op.name in ("median", "nanmedian"):
+            strides = getattr(bound[names[0]].whole, "strides", None)
+            if strides is None or 0 in strides:
+                # torch 2.13: `x.median(dim)` along an expanded (stride-0) dim returns garbage, where the loop's
+                # median of each (expanded) slice is right
+                raise Refuse(f"`{op.name}` along a dim of unknown or zero stride (an expanded tensor)")
         if full_reduction and op.has("values_indices") and isinstance(elem, TensorValue) \
                 and isinstance(whole, SeqValue) and whole.items and len(whole.items) == 2:
             # `row.median()` is one value; with a dim, `x.median(1)` is (values, indices): its values. An empty
             # slice's median is NaN, where the dim form raises
             if not all(dims.dim_lt(0, d) is True for d in bound[names[0]].shape):
                 raise Refuse(f"`{op.name}()` of an empty slice is NaN, with a dim it raises: the slices may be empty")
-            strides = getattr(bound[names[0]].whole, "strides", None)
-            if strides is None or 0 in strides:
-                # torch 2.x: `x.median(dim)` along an expanded (stride-0) dim returns garbage; the loop does not
-                raise Refuse(f"`{op.name}` along a dim of unknown or zero stride (an expanded tensor)")
             vec = Vec(f"{wrap(text, ATOM, ATOM)}.values", ATOM, elem, whole.items[0], deps)
             self.prove(vec)
             return vec
