@@ -748,18 +748,6 @@ def test_squares_of_python_float_arithmetic(r):
 
 
 ROW_WALK_NEAR_MISSES = [
-    # the no-dim median of an empty row is NaN, the dim form raises; along an expanded dim torch's median(dim)
-    # returns garbage
-    ["x = torch.randn(4, 0)", "med = torch.zeros(4)", "for i in range(4):", "    med[i] = x[i].median()"],
-    ["x = torch.randn(6, 1).expand(6, 5)", "med = torch.zeros(6)", "for i in range(6):", "    med[i] = x[i].median()"],
-    ["x = torch.randn(6, 1).expand(6, 5)", "med = torch.zeros(6)", "for i in range(6):",
-     "    med[i] = x[i].median(dim=0).values"],
-    ["x = torch.randn(6, 1).expand(6, 5)", "med = torch.zeros(6)", "for i in range(6):",
-     "    med[i] = torch.nanmedian(x[i], 0)[0]"],
-    # trace raises on bool matrices, the diagonal's sum would not; and it is only defined for matrices
-    ["M = torch.rand(4, 3, 3) > 0.5", "tr = torch.zeros(4)", "for k in range(4):", "    tr[k] = torch.trace(M[k])"],
-    ["M = torch.randn(4, 2, 3, 3)", "tr = torch.zeros(4)", "for k in range(4):", "    tr[k] = torch.trace(M[k])"],
-    ["M = torch.randn(4, 3)", "tr = torch.zeros(4)", "for k in range(4):", "    tr[k] = M[k].trace()"],
     # a triangle (the inner walk's length depends on the outer index), a recurrence along the row, an outer element
     # that is not a tensor row (a Python list), a random draw per element
     ["X = torch.randn(4, 4)", "total = 0.0", "for i in range(4):", "    for v in X[i, :i]:", "        total += v"],
@@ -1243,6 +1231,18 @@ def test_search_loops(r):
 
 # -- near-misses: no fix, ever -----------------------------------------------------------------------------------------
 NEAR_MISSES = [
+    # the no-dim median of an empty row is NaN, the dim form raises; along an expanded dim torch's median(dim)
+    # returns garbage
+    ["x = torch.randn(4, 0)", "med = torch.zeros(4)", "for i in range(4):", "    med[i] = x[i].median()"],
+    ["x = torch.randn(6, 1).expand(6, 5)", "med = torch.zeros(6)", "for i in range(6):", "    med[i] = x[i].median()"],
+    ["x = torch.randn(6, 1).expand(6, 5)", "med = torch.zeros(6)", "for i in range(6):",
+     "    med[i] = x[i].median(dim=0).values"],
+    ["x = torch.randn(6, 1).expand(6, 5)", "med = torch.zeros(6)", "for i in range(6):",
+     "    med[i] = torch.nanmedian(x[i], 0)[0]"],
+    # trace raises on bool matrices, the diagonal's sum would not; and it is only defined for matrices
+    ["M = torch.rand(4, 3, 3) > 0.5", "tr = torch.zeros(4)", "for k in range(4):", "    tr[k] = torch.trace(M[k])"],
+    ["M = torch.randn(4, 2, 3, 3)", "tr = torch.zeros(4)", "for k in range(4):", "    tr[k] = torch.trace(M[k])"],
+    ["M = torch.randn(4, 3)", "tr = torch.zeros(4)", "for k in range(4):", "    tr[k] = M[k].trace()"],
     # a recurrence through the output or the input
     ["x = torch.randn(6)", "out = torch.zeros(6)", "for i in range(1, 6):", "    out[i] = out[i - 1] * 0.5 + x[i]"],
     ["x = torch.randn(6)", "for i in range(1, 6):", "    x[i] = x[i] - 0.5 * x[i - 1]"],
