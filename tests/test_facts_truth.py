@@ -928,3 +928,14 @@ def test_fixed_engine_bug_stays_fixed(body):
     value for the statement that raises)."""
     problems = check_source(HEADER + body, {}, Stats(), known_bugs=())
     assert not problems, "\n".join(map(str, problems))
+
+
+@pytest.mark.parametrize("body", [
+    "y = torch.randperm(5)\n", "y = torch.randperm(0)\n", "y = torch.randperm(4, dtype=torch.int32)\n",
+    "n = 6\ny = torch.randperm(n)\nz = y.numel()\n", "y = torch.randperm(3, dtype=torch.float64)\n",
+    "y = torch.randperm((3,))\n", "y = torch.randperm(2, 3)\n", "y = torch.randperm(-1)\n",
+])
+def test_randperm_facts(body):
+    """``torch.randperm(n)``: an int64 (or ``dtype=``) tensor of shape (n,); never a shape from a tuple."""
+    problems = check_source(HEADER + body, {}, Stats(), known_bugs=())
+    assert not problems, "\n".join(map(str, problems))

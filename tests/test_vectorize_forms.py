@@ -305,6 +305,34 @@ def test_medians_per_row(r):
     counted("medians per row", program(lines))
 
 
+PERMUTATIONS = ["torch.randperm({n})", "x.argsort()", "torch.argsort(x, descending=True)", "x.sort().indices",
+                "torch.sort(x, stable=True).indices"]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_stores_through_a_permutation(r):
+    """``inv[perm[i]] = i`` / ``out[perm[i]] = x[i] * 2`` with ``perm`` a permutation made right before the loop (and
+    only sized in between): one advanced-index store, each slot written once (ties in ``x``, empty, partial ranges)."""
+    n = r.choice([0, 1, 2, 7])
+    dtype = r.choice(FLOATS + INTS)
+    lines = [seed(r), f"x = {tensor(r, (n,), dtype)}", f"perm = {r.choice(PERMUTATIONS).format(n=n)}"]
+    # (not empty_like: a partial range leaves its garbage, different from run to run)
+    lines.append(r.choice(["inv = torch.full_like(perm, -1)", "inv = torch.zeros(len(perm), dtype=torch.long)",
+                           f"inv = torch.full(({n},), -1)", "inv = torch.zeros_like(perm)"]))
+    if r.random() < 0.3:
+        lines.append("m = perm.numel() + len(perm)")
+    header = r.choice(["for i in range(len(perm)):", "for i in range(perm.numel()):", f"for i in range({n}):",
+                       f"for i in range({n // 2}):", "for i in range(1, len(perm)):"])
+    if r.random() < 0.5:
+        lines += [header, f"    inv[perm[i]] = {r.choice(['i', 'i * 2', 'x[i].long()', 'n_off - i'])}"]
+        lines.insert(1, "n_off = 10")
+    else:
+        lines += [f"out = torch.zeros({n}, dtype={dtype})", header,
+                  f"    out[perm[i]] = {r.choice(['x[i] * 2', 'x[i]', 'x[i] + i'])}"]
+    counted("stores through a permutation", program(lines))
+
+
 @MANY
 @given(st.randoms(use_true_random=False))
 def test_traces_per_matrix(r):
@@ -748,6 +776,22 @@ def test_squares_of_python_float_arithmetic(r):
 
 
 ROW_WALK_NEAR_MISSES = [
+    # an index that may repeat (randint), changed or kept under another name after the permutation is made, or a
+    # permutation of rows: the loop keeps the last value written to a slot
+    ["idx = torch.randint(0, 5, (5,))", "inv = torch.empty_like(idx)", "for i in range(5):", "    inv[idx[i]] = i"],
+    ["perm = torch.randperm(5)", "perm[0] = perm[1]", "inv = torch.empty_like(perm)", "for i in range(5):",
+     "    inv[perm[i]] = i"],
+    ["perm = torch.randperm(5)", "alias = perm", "alias[1] = 0", "inv = torch.zeros(5, dtype=torch.long)",
+     "for i in range(5):", "    inv[perm[i]] = i"],
+    ["x = torch.randn(3, 4)", "perm = x.argsort()", "inv = torch.zeros(4, dtype=torch.long)", "for i in range(3):",
+     "    inv[perm[i, 0]] = i"],
+    ["x = torch.randn(3, 4)", "perm = x.flatten().argsort() % 4", "inv = torch.zeros(4, dtype=torch.long)",
+     "for i in range(12):", "    inv[perm[i]] = i"],
+    ["perm = torch.randperm(5)", "perm.add_(0)", "perm[2] = perm[3]", "for i in range(5):", "    perm[perm[i]] = i"],
+    ["def g(p):", "    p[0] = p[1]", "perm = torch.randperm(5)", "g(perm)", "inv = torch.zeros(5, dtype=torch.long)",
+     "for i in range(5):", "    inv[perm[i]] = i"],
+    ["perm = torch.randperm(300, dtype=torch.int8)", "inv = torch.zeros(300, dtype=torch.long)",
+     "for i in range(300):", "    inv[perm[i]] = i"],
     # a triangle (the inner walk's length depends on the outer index), a recurrence along the row, an outer element
     # that is not a tensor row (a Python list), a random draw per element
     ["X = torch.randn(4, 4)", "total = 0.0", "for i in range(4):", "    for v in X[i, :i]:", "        total += v"],

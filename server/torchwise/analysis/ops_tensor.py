@@ -113,6 +113,19 @@ def _randint(inf, call: Call):
     return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
 
 
+@_register(TORCH_FUNCTIONS, "torch.randperm")
+def _randperm(inf, call: Call):
+    # randperm(n): the ints 0..n-1 shuffled, int64 unless dtype= says otherwise
+    if call.starred or len(call.args) != 1 or not call.given(0, "n"):
+        return None
+    n = call.get(0, "n")
+    if isinstance(n, SeqValue) or isinstance(n, ScalarValue) and (n.kind != "int" or n.value is None or n.value < 0):
+        return None  # randperm takes one int >= 0, never a shape
+    shape = factory_dims([n])
+    dtype, why = _dtype(inf, call, DType.int64, "randperm makes int64 unless dtype= says otherwise")
+    return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
+
+
 @_register(TORCH_FUNCTIONS, "torch.arange")
 def _arange(inf, call: Call):
     numbers = [call.get(i) for i in range(min(len(call.args), 3))]

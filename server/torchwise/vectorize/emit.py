@@ -571,7 +571,7 @@ class Emitter:
             raise Refuse("a gathered store inside nested loops")
         value = write.value
         walks = plan["walks"]
-        if not walks and value.batched:
+        if not walks and value.batched and not self._distinct_slots(write, plan):
             raise Refuse("two elements may write the same slot, and the loop keeps the last")
         if plan["ragged"] is not None:
             raise Refuse("a gathered store into a ragged slice")
@@ -595,6 +595,17 @@ class Emitter:
         line = f"{write.target}[{', '.join(texts)}] = {self._same_dtype(value, target, write.target)}"
         self.lines.append(line)
         self.summary.append(line)
+
+    def _distinct_slots(self, write: Store, plan: dict) -> bool:
+        """``inv[perm[i]] = i``: the one gathered index is a permutation made before the loop (each slot once)."""
+        from torchwise.vectorize.permutations import distinct_by_construction
+
+        gathers = plan["gathers"]
+        if len(gathers) != 1 or len(write.parts) != 1:
+            return False
+        position, index, _ = gathers[0]
+        return index.batch_dims == 1 and index.rank == 0 and distinct_by_construction(
+            self.ctx, self.m.scope, self.loop, write.parts[position])
 
     def _rows_of_indices(self, write: Store, plan: dict) -> Optional[str]:
         """``mask[i, scores[i].topk(k).indices] = True``: one number into several slots of each row, picked by a
