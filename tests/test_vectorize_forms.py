@@ -776,6 +776,20 @@ def test_squares_of_python_float_arithmetic(r):
 
 
 ROW_WALK_NEAR_MISSES = [
+    # recurrences that look like scans: clipped (CUSUM), damped (EMA), two slots back, part of the tensor, float16
+    # rounding per step, int slots that truncate each float sum
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(1, 9):", "    s[t] = torch.clamp(s[t - 1] + x[t], min=0)"],
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(1, 9):", "    s[t] = s[t - 1] * 0.9 + x[t]"],
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(2, 9):", "    s[t] = s[t - 2] + x[t]"],
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(1, 5):", "    s[t] = s[t - 1] + x[t]"],
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(1, 9):", "    s[t] = s[t - 1] + x[t] + s[t]"],
+    ["x = torch.randn(9).half()", "s = torch.zeros(9).half()", "for t in range(1, 9):", "    s[t] = s[t - 1] + x[t]"],
+    ["x = torch.rand(9)", "s = torch.zeros(9, dtype=torch.long)", "for t in range(1, 9):", "    s[t] = s[t - 1] + x[t]"],
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(7, -1, -1):", "    s[t] = s[t - 1] + x[t]"],
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(1, 9):", "    if x[t] > 0:",
+     "        s[t] = s[t - 1] + x[t]"],
+    ["x = torch.randn(9)", "s = x[1:]", "for t in range(1, 8):", "    s[t] = s[t - 1] + x[t]"],
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(1, 9):", "    s[t] = max(s[t - 1], x[t])"],
     # an index that may repeat (randint), changed or kept under another name after the permutation is made, or a
     # permutation of rows: the loop keeps the last value written to a slot
     ["idx = torch.randint(0, 5, (5,))", "inv = torch.empty_like(idx)", "for i in range(5):", "    inv[idx[i]] = i"],
@@ -1150,6 +1164,44 @@ def test_scans(r):
         lines += ["acc = 0", "seen = torch.zeros(len(x))", "for i, v in enumerate(x):", "    acc = acc + v",
                   "    seen[i] = acc * 2"]
     counted("scans", program(lines), tolerance=1e-4 * max(1, n))
+
+
+STORE_SCANS = ["{o}[i - 1] + x[i]", "x[i] + {o}[i - 1]", "{o}[i - 1] * x[i]", "torch.maximum({o}[i - 1], x[i])",
+               "torch.minimum(x[i], {o}[i - 1])", "torch.max({o}[i - 1], x[i])", "torch.min(x[i], {o}[i - 1])",
+               "{o}[i - 1] + x[i] * 2", "{o}[i - 1] + (x[i] - x[i].mean())"]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_store_scans(r):
+    """``out[i] = out[i - 1] + x[i]`` (``*``, ``torch.maximum``/``minimum``, ``torch.max``/``min`` of two) over
+    ``range(1, N)``, and backwards ``out[t] = out[t + 1] + x[t]`` over ``range(N - 2, -1, -1)`` / ``reversed(range(N -
+    1))``: the scan of the first (last) slot then the values; 1-d and rows, NaN, ints (which wrap alike), empty."""
+    n, d = r.choice([0, 1, 2, 9]), r.choice([0, 3])
+    dtype = r.choice(FLOATS + INTS)
+    shape = (n, d) if d else (n,)
+    lines = [seed(r), f"x = {laid_out(r, shape, dtype)}"]
+    if dtype in FLOATS and n > 3 and r.random() < 0.3:
+        lines.append("x[3] = float('nan')")
+    lines.append(r.choice(["out = x.clone()", "out = torch.zeros_like(x)", "out = torch.empty_like(x)",
+                           f"out = torch.ones({', '.join(map(str, shape))}, dtype={r.choice(FLOATS + INTS)})"]))
+    forward = r.random() < 0.6
+    first = "0" if forward else "len(x) - 1"
+    if (r.random() < 0.8 or "empty" in lines[-1]) and n:  # (an unset empty slot is garbage, different per run)
+        lines.append(f"out[{first}] = x[{first}]")
+    if forward:
+        header = r.choice(["for i in range(1, len(x)):", f"for i in range(1, {n}):", "for i in range(1, x.shape[0]):"])
+        body = r.choice(STORE_SCANS).format(o="out")
+    else:
+        header = r.choice(["for i in range(len(x) - 2, -1, -1):", "for i in reversed(range(len(x) - 1)):",
+                           f"for i in range({n - 2}, -1, -1):"])
+        body = r.choice(STORE_SCANS).format(o="out").replace("[i - 1]", "[i + 1]")
+    if "mean" in body and (dtype in INTS or not d):
+        body = body.replace(" + (x[i] - x[i].mean())", " + x[i]")
+    lines += [header, f"    out[i] = {body}"]
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("store scans", program(lines), tolerance=1e-4 * max(1, n))
 
 
 # -- vmap and comprehensions -------------------------------------------------------------------------------------------

@@ -82,6 +82,18 @@ class InPlaceScan:
 
 
 @dataclass
+class StoreScan:
+    """``out[i] = out[i - 1] + v`` over ``range(1, N)`` (``*``, ``torch.maximum``/``minimum``), or backwards
+    ``out[t] = out[t + 1] + v`` over ``range(N - 2, -1, -1)``: each slot combines the one written just before it."""
+    target: str
+    op: str  # "+", "*", "max", "min"
+    value: Vec
+    stmt: ast.stmt
+    node: ast.expr  # the store's target (``out[i]``)
+    forward: bool
+
+
+@dataclass
 class Body:
     writes: list = field(default_factory=list)
     temps: dict = field(default_factory=dict)  # name -> Vec: the body's temporaries (last value)
@@ -177,11 +189,41 @@ class BodyTranslator:
         found = _target(target)
         if found is not None:
             name, parts = found
+            scan = self._store_scan(stmt, target, name, value, cond)
+            if scan is not None:
+                self.batcher.written_slot(name, parts)
+                self.body.writes.append(scan)
+                return
             vec = self.batcher(value)
             self.batcher.written_slot(name, parts)
             self.body.writes.append(Store(name, target, vec, cond, stmt, parts, value))
             return
         raise Refuse("an assignment target not understood")
+
+    _SCAN_CALLS = {"torch.maximum": "max", "torch.minimum": "min", "torch.max": "max", "torch.min": "min"}
+
+    def _store_scan(self, stmt, target: ast.expr, name: str, value: ast.expr, cond) -> Optional[StoreScan]:
+        """``out[i] = OP(out[i - 1], v)`` (either order), the only read of ``out``, one loop, unconditional."""
+        levels = self.batcher.levels
+        if len(levels) != 1 or levels[0].index is None or cond is not None or not isinstance(target, ast.Subscript):
+            return None
+        if self.batcher.affine(target.slice) != (0, 1, 0):
+            return None
+        if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Mult)):
+            op, operands = ("+" if isinstance(value.op, ast.Add) else "*"), [value.left, value.right]
+        elif isinstance(value, ast.Call) and len(value.args) == 2 and not value.keywords \
+                and self.batcher.scope.qualname(value.func) in self._SCAN_CALLS:
+            op, operands = self._SCAN_CALLS[self.batcher.scope.qualname(value.func)], list(value.args)
+        else:
+            return None
+        for k, operand in enumerate(operands):
+            if isinstance(operand, ast.Subscript) and isinstance(operand.value, ast.Name) \
+                    and operand.value.id == name:
+                shift = self.batcher.affine(operand.slice)
+                other = operands[1 - k]
+                if shift in ((0, 1, -1), (0, 1, 1)) and not _mentions(other, name):
+                    return StoreScan(name, op, self.batcher(other), stmt, target, forward=shift == (0, 1, -1))
+        return None
 
     def bind(self, name: str, vec: Vec, cond: Optional[Vec]) -> None:
         """A temporary: its batched value (computed for every element; under a condition only the writes are
@@ -574,5 +616,5 @@ def classify_names(statements: list) -> tuple:
     return targets, accumulators, lists
 
 
-__all__ = ["Accumulate", "Append", "Body", "BodyTranslator", "InPlaceScan", "Scatter", "Store", "bound_names",
+__all__ = ["Accumulate", "Append", "Body", "BodyTranslator", "InPlaceScan", "Scatter", "Store", "StoreScan", "bound_names",
            "classify_names", "copy_store"]

@@ -28,7 +28,7 @@ from torchwise.analysis.dtypes import DType, category, is_floating, is_integral
 from torchwise.analysis.values import ScalarValue, TensorValue
 from torchwise.vectorize import proof, rewrite, shared
 from torchwise.vectorize.vec import Vec, _certain, _known, _shaped
-from torchwise.vectorize.body import Accumulate, Append, Body, InPlaceScan, Scatter, Store
+from torchwise.vectorize.body import Accumulate, Append, Body, InPlaceScan, Scatter, Store, StoreScan
 from torchwise.vectorize.expr import ATOM, TERM, UNARY, Inherent, Refuse, number_literal, precedence_of, wrap
 
 _ALLOCATORS = frozenset({"torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_like",
@@ -96,6 +96,8 @@ class Emitter:
                 self.scatter(write)
             elif isinstance(write, InPlaceScan):
                 self.in_place_scan(write)
+            elif isinstance(write, StoreScan):
+                self.store_scan(write)
         self.obligations()
         self.lines[:0] = _live(self.body.prelude, self.lines)
         self.lines = shared.computed_once(_unpacked(self.lines), self.torch(), self.fresh_name, self._known_tensor)
@@ -126,6 +128,9 @@ class Emitter:
             if isinstance(write, Scatter):
                 verb = {"*": "multiplies", "/": "divides"}.get(write.op, "adds into")
                 return f"loop {verb} {names} one element at a time"
+            if isinstance(write, StoreScan):
+                kind = {"+": "sums", "*": "products", "max": "maxima", "min": "minima"}[write.op]
+                return f"loop fills {names} with running {kind} one element at a time"
             if isinstance(write, InPlaceScan):
                 kind = "sums" if write.op == "+" else "products"
                 return f"loop turns {names} into running {kind} one element at a time"
@@ -1069,6 +1074,38 @@ class Emitter:
         self._in_place_allowed(write)
         name = "cumsum_" if write.op == "+" else "cumprod_"
         line = f"{write.target}.{name}(0)"
+        self.lines.append(line)
+        self.summary.append(line)
+
+    _SCANS = {"+": "cumsum({}, 0)", "*": "cumprod({}, 0)", "max": "cummax({}, 0).values", "min": "cummin({}, 0).values"}
+
+    def store_scan(self, write: StoreScan) -> None:
+        """``out[i] = out[i - 1] + v[i]``: the slots from the first one on are the scan of the first slot's value
+        followed by the values, ``out[:] = torch.cumsum(torch.cat([out[:1], V]), 0)`` (backwards: from the last slot,
+        flipped). The same additions in the same order, for float32/float64 and int64/int32 (ints wrap alike)."""
+        self.codes.append("TW401")
+        level, value = self.levels[0], write.value
+        target = self.ctx.value(_base_of(write.node))
+        if not _known(target) or not target.shape:
+            raise Doubt(f"`{write.target}`'s dtype or shape is unknown")
+        size = target.shape[0]
+        if write.forward:
+            covers = level.step == 1 and _certain(dims.dim_eq(level.start, 1))
+        else:
+            covers = level.step == -1 and _certain(dims.dim_eq(level.start + 2, size))
+        if not (covers and _certain(dims.dim_eq(level.count + 1, size))):
+            raise Refuse("a running recurrence over part of the tensor")
+        if target.dtype not in (DType.float32, DType.float64, DType.int64, DType.int32):
+            raise Doubt(f"a scan of {target.dtype.short} rounds differently one step at a time")
+        if not (value.is_tensor and value.batched and value.batch_dims == 1 and not value.lost
+                and value.dtype is target.dtype and len(value.shape) == len(target.shape) - 1
+                and all(_certain(dims.dim_eq(a, b)) for a, b in zip(value.shape, target.shape[1:]))):
+            raise Refuse(f"the values combined into `{write.target}` are not its slots' shape and dtype")
+        self._in_place_allowed(write)
+        self._device_check(write, target)
+        first = f"{write.target}[:1]" if write.forward else f"{write.target}[-1:]"
+        scan = f"{self.torch()}." + self._SCANS[write.op].format(f"{self.torch()}.cat([{first}, {value.text}])")
+        line = f"{write.target}[:] = {scan if write.forward else wrap(scan, ATOM, ATOM) + '.flip(0)'}"
         self.lines.append(line)
         self.summary.append(line)
 
