@@ -475,6 +475,39 @@ def test_scatters(r):
 
 @MANY
 @given(st.randoms(use_true_random=False))
+def test_two_writes_per_iteration(r):
+    """Two writes into one tensor per iteration whose order cannot matter: additions into slots (``deg[u] += 1;
+    deg[v] += 1``, ``+=`` and ``-=``, one of them conditional) or one number into gathered slots (``A[u, v] = 1;
+    A[v, u] = 1``): one statement each (duplicates, wrapping negative indices, out-of-range ones that raise)."""
+    n, k = r.choice([0, 1, 6, 25]), r.choice([1, 5])
+    low = -k if r.random() < 0.3 else 0
+    high = k + (1 if r.random() < 0.1 else 0)
+    lines = [seed(r), f"edges = torch.randint({low}, {high}, ({n}, 2))",
+             f"w = {tensor(r, (n,), r.choice(FLOATS + INTS))}"]
+    header = r.choice(["for u, v in edges:", "for e in range(edges.shape[0]):"])
+    u, v = ("u", "v") if header.startswith("for u") else ("edges[e, 0]", "edges[e, 1]")
+    weight = "w[e]" if "e in" in header else None
+    form = r.randrange(4)
+    dtype = r.choice(FLOATS + ["torch.int64"])
+    if form == 0:
+        lines += [f"deg = torch.zeros({k}, dtype={dtype})", header, f"    deg[{u}] += 1", f"    deg[{v}] += 1"]
+    elif form == 1:
+        one = r.choice(["1", "1.0"])
+        lines += [f"A = torch.zeros({k}, {k}, dtype={dtype})", header, f"    A[{u}, {v}] = {one}",
+                  f"    A[{v}, {u}] = {r.choice(['1', '1.0'])}"]
+    elif form == 2 and weight:
+        lines += [f"acc = torch.zeros({k}, dtype=torch.float64)", header, f"    acc[{u}] += {weight}",
+                  f"    acc[{v}] -= {weight} * 2"]
+    else:
+        lines += [f"deg = torch.zeros({k})", header, f"    deg[{u}] += 1", f"    if {v} > 0:",
+                  f"        deg[{v}] += 0.5"]
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("two writes per iteration", program(lines), tolerance=1e-4 * max(1, n))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
 def test_scatters_into_a_parameter(r):
     """``totals[c] += p`` in a function whose index tensor is a parameter: no wrap below zero only where every
     call passes a tensor made >= 0 that nothing changes, and the function only reads it (the near-misses: a
@@ -801,6 +834,18 @@ def test_squares_of_python_float_arithmetic(r):
 
 
 ROW_WALK_NEAR_MISSES = [
+    # two writes per iteration whose order matters: different numbers or loop values into slots that may coincide,
+    # an addition and a product, a read of the target between them
+    ["edges = torch.randint(0, 3, (9, 2))", "A = torch.zeros(3, 3)", "for u, v in edges:", "    A[u, v] = 1",
+     "    A[v, u] = 2"],
+    ["edges = torch.randint(0, 3, (9, 2))", "w = torch.randn(9)", "A = torch.zeros(3, 3)",
+     "for e in range(9):", "    A[edges[e, 0], edges[e, 1]] = w[e]", "    A[edges[e, 1], edges[e, 0]] = w[e]"],
+    ["edges = torch.randint(0, 3, (9, 2))", "d = torch.ones(3)", "for u, v in edges:", "    d[u] += 1",
+     "    d[v] *= 2"],
+    ["edges = torch.randint(0, 3, (9, 2))", "d = torch.ones(3)", "s = torch.zeros(9)", "for e in range(9):",
+     "    d[edges[e, 0]] += 1", "    s[e] = d[edges[e, 1]]", "    d[edges[e, 1]] += 1"],
+    ["edges = torch.randint(0, 3, (9, 2))", "A = torch.zeros(3, 3)", "for u, v in edges:", "    A[u, v] = 1",
+     "    A[u, v] += 1"],
     # recurrences that look like scans: clipped (CUSUM), damped (EMA), two slots back, part of the tensor, float16
     # rounding per step, int slots that truncate each float sum
     ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(1, 9):", "    s[t] = torch.clamp(s[t - 1] + x[t], min=0)"],

@@ -27,7 +27,7 @@ from torchwise.analysis.dtypes import DType
 from torchwise.analysis.values import ScalarValue, TensorValue
 from torchwise.vectorize.batch import Batcher
 from torchwise.vectorize.vec import Vec
-from torchwise.vectorize.expr import ATOM, BAND, BOR, UNARY, Inherent, Refuse, no_raising_ops, wrap
+from torchwise.vectorize.expr import ATOM, BAND, BOR, UNARY, Inherent, Refuse, no_raising_ops, number_literal, wrap
 
 
 @dataclass
@@ -195,7 +195,8 @@ class BodyTranslator:
                 self.body.writes.append(scan)
                 return
             vec = self.batcher(value)
-            self.batcher.written_slot(name, parts)
+            constant = number_literal(vec.text) if not vec.batched and cond is None else None
+            self.batcher.written_slot(name, parts, repeatable=None if constant is None else ("number", constant))
             self.body.writes.append(Store(name, target, vec, cond, stmt, parts, value))
             return
         raise Refuse("an assignment target not understood")
@@ -281,7 +282,7 @@ class BodyTranslator:
                 self.body.writes.append(scan)
                 return
             vec = self.batcher(stmt.value)
-            self.batcher.written_slot(name, parts, read=True)
+            self.batcher.written_slot(name, parts, read=True, repeatable="add" if op in ("+", "-") else None)
             self.body.writes.append(Scatter(name, stmt.target, vec, op, cond, stmt, parts))
             return
         raise Refuse("an in-place update not understood")

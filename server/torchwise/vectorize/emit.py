@@ -80,7 +80,7 @@ class Emitter:
         names = set()
         for write in self.body.writes:
             key = getattr(write, "target", None) or getattr(write, "name", None)
-            if key in names:
+            if key in names and not self._repeatable(key):
                 raise Refuse(f"`{key}` is written by two statements")
             names.add(key)
         for write in self.body.writes:
@@ -110,6 +110,18 @@ class Emitter:
             title += " (differs when the loop runs zero times)"
         return Rewrite(code, message, title, self.lines, self.deletes, self.after, self.empty_differs)
 
+    def _repeatable(self, key: str) -> bool:
+        """Several writes into ``key`` in one iteration whose order cannot matter (``written_slot``): additions into
+        slots, or one number into gathered slots (``A[u, v] = 1; A[v, u] = 1``), each written as its own statement."""
+        writes = [w for w in self.body.writes if getattr(w, "target", None) == key]
+        kind = self.batcher.repeatable_writes.get(key)
+        if kind == "add":
+            return all(isinstance(w, Scatter) for w in writes)
+        if kind is None or not all(isinstance(w, Store) for w in writes):
+            return False
+        target = self.ctx.value(_base_of(writes[0].node))
+        return _known(target) and all(self._slots(key, target, w.parts)["kind"] == "gather" for w in writes)
+
     def _known_tensor(self, name: str) -> bool:
         """The loop reads ``name`` as a tensor (what is known of it there)."""
         if self._tensor_names is None:
@@ -120,7 +132,7 @@ class Emitter:
     def head(self) -> str:
         """What the loop does, in the words of its writes."""
         writes = [w for w in self.body.writes if not (isinstance(w, Accumulate) and w.scanned)]
-        names = ", ".join(f"`{getattr(w, 'target', None) or w.name}`" for w in writes)
+        names = ", ".join(dict.fromkeys(f"`{getattr(w, 'target', None) or w.name}`" for w in writes))
         if all(isinstance(w, Store) for w in writes):
             return f"loop fills {names} one element at a time"
         if len(writes) == 1:
