@@ -508,6 +508,36 @@ def test_two_writes_per_iteration(r):
 
 @MANY
 @given(st.randoms(use_true_random=False))
+def test_scatters_in_nested_walks(r):
+    """``counts[i, tok] += 1`` in ``for i ...: for tok in docs[i]`` (bag of words), ``hist[tok] += 1`` over every row,
+    ``H[a[i, j], b[i, j]] += w[i, j]`` (a 2-d histogram in a nest): one accumulating ``index_put_`` whose indices
+    broadcast over the loop dims (duplicates, negative indices that wrap, out-of-range ones that raise, empty)."""
+    n, m, k = r.choice([0, 1, 4]), r.choice([0, 1, 6]), r.choice([1, 5])
+    low = -k if r.random() < 0.3 else 0
+    high = k + (1 if r.random() < 0.1 else 0)
+    dtype = r.choice(FLOATS + ["torch.int64"])
+    lines = [seed(r), f"docs = torch.randint({low}, {high}, ({n}, {m}))",
+             f"other = torch.randint(0, {k}, ({n}, {m}))", f"w = {tensor(r, (n, m), r.choice(FLOATS))}"]
+    form = r.randrange(4)
+    if form == 0:
+        lines += [f"counts = torch.zeros({n}, {k}, dtype={dtype})", "for i in range(docs.shape[0]):",
+                  "    for tok in docs[i]:", "        counts[i, tok] += 1"]
+    elif form == 1:
+        lines += [f"counts = torch.zeros({n}, {k})", "for i, row in enumerate(docs):",
+                  "    for j in range(row.shape[0]):", f"        counts[i, row[j]] {r.choice(['+=', '-='])} w[i, j]"]
+    elif form == 2:
+        lines += [f"hist = torch.zeros({k}, dtype={dtype})", "for row in docs:", "    for tok in row:",
+                  "        hist[tok] += 1"]
+    else:
+        lines += [f"H = torch.zeros({k}, {k})", f"for i in range({n}):", f"    for j in range({m}):",
+                  "        H[docs[i, j], other[i, j]] += w[i, j]"]
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("scatters in nested walks", program(lines), tolerance=1e-4 * max(1, n * m))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
 def test_scatters_into_a_parameter(r):
     """``totals[c] += p`` in a function whose index tensor is a parameter: no wrap below zero only where every
     call passes a tensor made >= 0 that nothing changes, and the function only reads it (the near-misses: a
@@ -834,6 +864,12 @@ def test_squares_of_python_float_arithmetic(r):
 
 
 ROW_WALK_NEAR_MISSES = [
+    # a scatter in a nest whose index does not follow every loop (it adds once per inner iteration), or under a
+    # condition
+    ["idx = torch.randint(0, 3, (4,))", "c = torch.zeros(3)", "for i in range(4):", "    for j in range(5):",
+     "        c[idx[i]] += 1"],
+    ["d = torch.randint(0, 3, (4, 5))", "c = torch.zeros(4, 3)", "for i in range(4):", "    for j in range(5):",
+     "        if j > 1:", "            c[i, d[i, j]] += 1"],
     # two writes per iteration whose order matters: different numbers or loop values into slots that may coincide,
     # an addition and a product, a read of the target between them
     ["edges = torch.randint(0, 3, (9, 2))", "A = torch.zeros(3, 3)", "for u, v in edges:", "    A[u, v] = 1",

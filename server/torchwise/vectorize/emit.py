@@ -1121,6 +1121,17 @@ class Emitter:
         self.lines.append(line)
         self.summary.append(line)
 
+    def _scatter_spans_nest(self, write: Scatter, plan: dict) -> bool:
+        """``counts[i, tok] += 1`` inside ``for i ...: for tok in docs[i]``: the indices, broadcast, take one slot per
+        iteration of the nest (every loop dim is followed by some index), so one accumulating ``index_put_`` adds
+        what the loop adds. Unconditional only."""
+        if write.cond is not None:
+            return False
+        followed = {w[0] for w in plan["walks"]}
+        for _, gathered, _ in plan["gathers"]:
+            followed |= set(gathered.deps)
+        return followed == set(range(len(self.levels)))
+
     # -- out[idx[i]] += v -------------------------------------------------------------------------------------
     def scatter(self, write: Scatter) -> None:
         value = write.value
@@ -1131,13 +1142,14 @@ class Emitter:
         if plan["kind"] == "walk":
             self._accumulate_walk(write, target, plan)
             return
-        if plan["kind"] != "gather" or len(self.levels) != 1:
+        depth = len(self.levels)
+        if plan["kind"] != "gather" or depth > 1 and not self._scatter_spans_nest(write, plan):
             raise Refuse("an accumulation into slots not understood")
         self.codes.append("TW401")
         if write.op not in ("+", "-"):
             raise Refuse("a scattered product")
         b = self.batcher
-        texts = _index_texts(b, plan, plan["walks"], "scatter")
+        texts = _index_texts(b, plan, plan["walks"], "scatter", depth)
         if any(isinstance(item, slice) and item != slice(None) for _, item in plan["basics"]) or \
                 any(item is None for _, item in plan["basics"]):
             raise Refuse("a scatter with other indices")
@@ -1184,7 +1196,9 @@ class Emitter:
         self._device_check(write, target)
         self._in_place_target_ok(write)
         line = f"{write.target}.index_put_(({', '.join(indices)},), {vtext}, accumulate=True)"
-        if value.batched and len(indices) == 1 and not plan["walks"] and len(plan["gathers"]) == 1:
+        if depth > 1:
+            pass  # the indices broadcast over the loop dims: `index_add_` takes one 1-d index only
+        elif value.batched and len(indices) == 1 and not plan["walks"] and len(plan["gathers"]) == 1:
             # rows added at their index: `index_add_`, its negative indices wrapped as Python's (past the end
             # they still raise, as the loop does)
             index = indices[0]
@@ -1472,14 +1486,16 @@ def _short(text: str, limit: int = 70) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _index_texts(batcher, plan: dict, walks, what: str) -> list:
+def _index_texts(batcher, plan: dict, walks, what: str, depth: int = 1) -> list:
     """The texts of a store's (or scatter's) indices on whole tensors: each walked index an ``arange``, each
-    gathered one the batched index itself, which must be one integer per element following the loop."""
+    gathered one the batched index itself, which must be one integer per element following the loop (in a nest,
+    laid out along the loop dims it follows, so that the indices broadcast)."""
     texts = list(plan["texts"])
     for k, dim, c1, c0, position in walks:
         texts[position] = batcher._walk_indices(("walk", k, c1, c0))
     for position, gathered, dim in plan["gathers"]:
-        if gathered.deps != frozenset({0}):
+        if depth == 1 and gathered.deps != frozenset({0}) or depth > 1 and not (
+                gathered.deps and gathered.batch_dims == depth and not gathered.lost):
             raise Refuse(f"a {what} index that does not follow the loop")
         if gathered.is_tensor:
             if not (gathered.rank == 0 and gathered.dtype is not None and is_integral(gathered.dtype)
