@@ -335,6 +335,29 @@ def test_stores_through_a_permutation(r):
 
 @MANY
 @given(st.randoms(use_true_random=False))
+def test_several_lists_stacked_after(r):
+    """Two or three lists appended in one loop and joined by the statements right after it, one each, in any order
+    (``variances = torch.stack(variances)`` then ``stds = torch.stack(stds)``): each join rewritten in its place."""
+    n, d = r.choice([1, 3, 6]), r.choice([1, 4])
+    dtype = r.choice(FLOATS)
+    lines = [seed(r), f"X = {laid_out(r, (n, d), dtype)}"]
+    lists = r.sample([("m", "col.mean()"), ("v", "col.var()"), ("s", "col.std() * 2"), ("mx", "col.max()"),
+                      ("e", "col.exp()")], r.choice([2, 3]))
+    lines += [f"{name} = []" for name, _ in lists]
+    lines += [f"for j in range(X.shape[1]):", "    col = X[:, j]"]
+    lines += [f"    {name}.append({value})" for name, value in lists]
+    order = r.sample(lists, len(lists))
+    for name, value in order:
+        join = "torch.stack" if "exp" in value or r.random() < 0.7 else "torch.tensor"
+        target = name if r.random() < 0.7 else f"{name}_t"
+        lines.append(f"{target} = {join}({name})")
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("several lists stacked after the loop", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
 def test_traces_per_matrix(r):
     """``torch.trace(M[k])`` / ``m.trace()`` per matrix of a batch: ``M.diagonal(dim1=-2, dim2=-1).sum(-1)`` (square
     or not, empty, int dtypes summed to int64 as trace does), stored, stacked or kept in a comprehension."""
@@ -864,6 +887,13 @@ def test_squares_of_python_float_arithmetic(r):
 
 
 ROW_WALK_NEAR_MISSES = [
+    # lists stacked after the loop where a statement between rebinds what the loop read, or does something else
+    ["X = torch.randn(3, 4)", "a = []", "b = []", "for j in range(4):", "    a.append(X[:, j].sum())",
+     "    b.append(X[:, j].max())", "X = torch.stack(a)", "b = torch.stack(b)"],
+    ["X = torch.randn(3, 4)", "a = []", "b = []", "for j in range(4):", "    a.append(X[:, j].sum())",
+     "    b.append(X[:, j].max())", "a = torch.stack(a)", "X.add_(1)", "b = torch.stack(b)"],
+    ["X = torch.randn(3, 4)", "a = []", "b = []", "for j in range(4):", "    a.append(X[:, j].sum())",
+     "    b.append(X[:, j].max())", "a = torch.stack(a)", "b.append(X[0, 0])", "b = torch.stack(b)"],
     # a scatter in a nest whose index does not follow every loop (it adds once per inner iteration), or under a
     # condition
     ["idx = torch.randint(0, 3, (4,))", "c = torch.zeros(3)", "for i in range(4):", "    for j in range(5):",

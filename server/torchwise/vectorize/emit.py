@@ -48,7 +48,9 @@ class Rewrite:
     title: str
     lines: list  # statements replacing the loop
     deletes: list = field(default_factory=list)  # statements deleted (allocations, starting values)
-    after: Optional[tuple] = None  # (statement after the loop, the call in it, its replacement text, precedence)
+    # the statements right after the loop that stack its lists, in order: (statement, the call in it, its replacement
+    # text, precedence) each
+    after: Optional[tuple] = None
     empty_differs: bool = False  # only the empty loop differs (said in the title)
 
 
@@ -108,7 +110,12 @@ class Emitter:
         title = f"Vectorize: `{_short(text, 50)}`"
         if self.empty_differs:
             title += " (differs when the loop runs zero times)"
-        return Rewrite(code, message, title, self.lines, self.deletes, self.after, self.empty_differs)
+        after = None
+        if self.after:
+            after = tuple(sorted(self.after, key=lambda a: a[0].lineno))
+            if not proof.consecutive_after(self.ctx, self.loop, [a[0] for a in after]):
+                raise Refuse("the lists are stacked by statements that do not follow the loop one after the other")
+        return Rewrite(code, message, title, self.lines, self.deletes, after, self.empty_differs)
 
     def _repeatable(self, key: str) -> bool:
         """Several writes into ``key`` in one iteration whose order cannot matter (``written_slot``): additions into
@@ -151,7 +158,7 @@ class Emitter:
                     return "filter loop over tensor elements; a boolean mask selects them in one op"
                 if self.levels[0].kind == "list":
                     return "loop applies the same tensor ops to each item of a list"
-                if self.after is None:  # the list itself is the result
+                if not self.after:  # the list itself is the result
                     return "loop builds a list of numbers one element at a time"
                 return "loop builds a list one element at a time, then stacks it"
             if isinstance(write, Accumulate):
@@ -821,7 +828,7 @@ class Emitter:
         if after is None:  # the list itself is the result: bound where the loop was
             self.lines.append(f"{write.name} = {text}")
         else:
-            self.after = (after, call, text, prec)
+            self.after = (self.after or []) + [(after, call, text, prec)]
         self.summary.append(text)
 
     def converted(self, value: Vec, how: str, mask: Optional[Vec], call: Optional[ast.Call],

@@ -424,7 +424,7 @@ class GeneralMatcher:
             return None
         if proof.captured(self.scope_node, name) or proof.declared_shared(self.scope, name):
             return None
-        after = proof.next_statement(self.ctx, self.loop)
+        after = self._stacking_statement(name)
         uses = [n for n in proof.own_nodes(self.scope_node) if isinstance(n, ast.Name) and n.id == name
                 and not _inside(n, self.loop) and n is not init.targets[0]]
         if after is not None:
@@ -446,6 +446,34 @@ class GeneralMatcher:
                     return after, call, init, how
         # The list itself is the result: every later use sees a list (of Python numbers, exactly).
         return (None, None, init, "list") if all(_after_loop(u, self.loop) for u in uses) else None
+
+    _JOINS = frozenset({"torch.stack", "torch.cat", "torch.tensor", "torch.concat", "torch.concatenate"})
+
+    def _stacking_statement(self, name: str) -> Optional[ast.stmt]:
+        """The first statement after the loop that mentions ``name``, where the ones before it only join the loop's
+        other lists (``variances = torch.stack(variances)`` then ``stds = torch.stack(stds)``): each is rewritten in
+        its place, and none rebinds a name the loop reads."""
+        stmt = self.loop
+        for _ in range(4):
+            stmt = proof.next_statement(self.ctx, stmt)
+            if stmt is None or proof.mentions(stmt, name):
+                return stmt
+            if not self._joins_another_list(stmt):
+                return None
+        return None
+
+    def _joins_another_list(self, stmt: ast.stmt) -> bool:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            return False
+        joined = [n for n in ast.walk(stmt.value) if isinstance(n, ast.Call) and len(n.args) == 1
+                  and isinstance(n.args[0], ast.Name) and self.scope.qualname(n.func) in self._JOINS]
+        if len(joined) != 1:
+            return False
+        rebound = stmt.targets[0].id
+        appended = {id(n.func.value) for n in ast.walk(self.loop) if isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Attribute) and n.func.attr == "append"
+                    and isinstance(n.func.value, ast.Name)}
+        return all(id(n) in appended for n in ast.walk(self.loop) if isinstance(n, ast.Name) and n.id == rebound)
 
     def cat_dim(self, call: ast.Call) -> int:
         if len(call.args) > 1:
