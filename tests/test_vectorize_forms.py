@@ -168,6 +168,23 @@ def test_elif_chains(r):
 
 @MANY
 @given(st.randoms(use_true_random=False))
+def test_branches_with_powers_and_divisions(r):
+    """``**``, ``//``, ``%`` in a branch computed for every element vectorized: on floating tensors they give inf or
+    NaN, never raise (the smooth L1 loss, ``0.5 * d ** 2 / beta``), nor does an int tensor to a power >= 0."""
+    n = r.choice([0, 3, 8])
+    dtype = r.choice(FLOATS + ["torch.float16"] + INTS)
+    lines = [seed(r), f"x = {tensor(r, (n,), dtype if dtype != 'torch.float16' else 'torch.float32')}"
+             + (".half()" if dtype == "torch.float16" else ""),
+             f"y = {tensor(r, (n,), 'torch.float32')}", "beta = 1.0", "out = torch.zeros(len(x), dtype=torch.float64)",
+             "for i in range(len(x)):", "    d = (x[i] - y[i]).abs()" if r.random() < 0.5 else "    d = x[i]",
+             f"    if {r.choice(['d < beta', 'd > 0', 'x[i] == 0'])}:",
+             f"        out[i] = {r.choice(['0.5 * d ** 2 / beta', 'd // 0', 'd % 0', 'd ** -1', 'y[i] ** 2'])}",
+             "    else:", f"        out[i] = {r.choice(['d - 0.5 * beta', 'd // 2', 'd ** 2', 'd % 3'])}"]
+    counted("branches with powers and divisions", program(lines), tolerance=1e-3)
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
 def test_in_place_clamps_and_tuples(r):
     n, d = r.choice([0, 1, 6]), r.choice([1, 3, 7])
     dtype = r.choice(FLOATS + INTS)
@@ -887,6 +904,13 @@ def test_squares_of_python_float_arithmetic(r):
 
 
 ROW_WALK_NEAR_MISSES = [
+    # an int division by zero or an int to a negative power in a branch the loop skips would raise vectorized
+    ["x = torch.tensor([0, 2, 3])", "out = torch.zeros(3)", "for i in range(3):", "    if x[i] != 0:",
+     "        out[i] = 6 // x[i]", "    else:", "        out[i] = 0"],
+    ["x = torch.tensor([0, 2, 3])", "out = torch.zeros(3)", "for i in range(3):", "    if x[i] != 0:",
+     "        out[i] = x[i] ** -1", "    else:", "        out[i] = 0"],
+    ["x = torch.tensor([0, 2, 3])", "out = torch.zeros(3)", "for i in range(3):", "    if x[i] != 0:",
+     "        out[i] = x[i] % x[i]"],
     # lists stacked after the loop where a statement between rebinds what the loop read, or does something else
     ["X = torch.randn(3, 4)", "a = []", "b = []", "for j in range(4):", "    a.append(X[:, j].sum())",
      "    b.append(X[:, j].max())", "X = torch.stack(a)", "b = torch.stack(b)"],

@@ -383,7 +383,7 @@ class BodyTranslator:
         test = self.batcher(stmt.test)
         clamp = _clamp_of(stmt)
         for part in stmt.body + stmt.orelse:
-            no_raising_ops(part)  # a branch the loop skips for some elements is computed for all of them
+            no_raising_ops(part, self.batcher.ctx)  # a branch the loop skips for some elements is computed for all
         before = dict(self.batcher.env)
         taken = self._and(cond, test)
         start = len(self.body.writes)
