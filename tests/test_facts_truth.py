@@ -939,3 +939,21 @@ def test_randperm_facts(body):
     """``torch.randperm(n)``: an int64 (or ``dtype=``) tensor of shape (n,); never a shape from a tuple."""
     problems = check_source(HEADER + body, {}, Stats(), known_bugs=())
     assert not problems, "\n".join(map(str, problems))
+
+
+@pytest.mark.parametrize("body", [
+    "a = torch.randn(5, 3)\nb = torch.randn(4, 3)\ny = torch.cdist(a, b)\n",
+    "a = torch.randn(0, 3, dtype=torch.float64)\nb = torch.randn(4, 3, dtype=torch.float64)\ny = torch.cdist(a, b, p=1.0)\n",
+    "a = torch.randn(5, 3, requires_grad=True)\ny = torch.cdist(a, torch.randn(2, 3))\n",
+    "a = torch.randn(5, 3)\ny = torch.cdist(a.t(), torch.randn(2, 5), 1.0)\n",
+    "a = torch.randn(5, 3)\ny = torch.cdist(a, torch.randn(2, 3, dtype=torch.float64))\n",
+    "a = torch.randn(5, 3)\ny = torch.cdist(a, torch.randn(2, 4))\n",
+    "a = torch.randn(5, 3).half()\ny = torch.cdist(a, a)\n",
+    "a = torch.randn(5, 3).long()\ny = torch.cdist(a, a)\n",
+    "def f(n):\n    a = torch.randn(n, 3)\n    return torch.cdist(a, a)\ny = f(4)\n",
+])
+def test_cdist_facts(body):
+    """``torch.cdist(x1, x2)`` of two matrices: a new (P, R) tensor of their one float dtype; mixed dtypes, half,
+    ints and different column counts raise, and get no value."""
+    problems = check_source(HEADER + body, {}, Stats(), known_bugs=())
+    assert not problems, "\n".join(map(str, problems))
