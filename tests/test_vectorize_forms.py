@@ -375,6 +375,27 @@ def test_several_lists_stacked_after(r):
 
 @MANY
 @given(st.randoms(use_true_random=False))
+def test_masked_stores_per_row(r):
+    """``x[i][x[i] < 0] = 0`` (``x[i, m[i]] = c``) over every row: each row's boolean mask picks its slots for one
+    number, ``x[x < 0] = 0`` (the masks read the rows before any is written; rows of 1 or 2 dims, empty, NaN)."""
+    n, d, e = r.choice([0, 1, 5]), r.choice([0, 3]), r.choice([None, 2])
+    shape = (n, d) if e is None else (n, d, e)
+    dtype = r.choice(FLOATS + INTS)
+    lines = [seed(r), f"x = {laid_out(r, shape, dtype)}", f"y = {tensor(r, shape, 'torch.float32')}"]
+    if dtype in FLOATS and n and d and r.random() < 0.3:
+        lines.append("x[0, 0] = float('nan')")
+    mask = r.choice(["x[i] < 0", "y[i] > 0", "x[i] > x[i].float().mean()", "(x[i] > 0) & (y[i] < 0)"]
+                    + (["torch.isnan(x[i])"] if dtype in FLOATS else []))
+    value = r.choice(["0", "1", "-2"] + (["0.5", "float('nan')"] if dtype in FLOATS else []))
+    store = r.choice([f"x[i][{mask}] = {value}", f"x[i, {mask}] = {value}"]) if e is None else f"x[i][{mask}] = {value}"
+    lines += [r.choice(["for i in range(x.shape[0]):", "for i in range(len(x)):"]), f"    {store}"]
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("masked stores per row", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
 def test_traces_per_matrix(r):
     """``torch.trace(M[k])`` / ``m.trace()`` per matrix of a batch: ``M.diagonal(dim1=-2, dim2=-1).sum(-1)`` (square
     or not, empty, int dtypes summed to int64 as trace does), stored, stacked or kept in a comprehension."""
@@ -904,6 +925,12 @@ def test_squares_of_python_float_arithmetic(r):
 
 
 ROW_WALK_NEAR_MISSES = [
+    # a row's mask read from a row already written, over part of the rows, conditional, a mask of fewer dims
+    ["x = torch.randn(5, 3)", "for i in range(1, 5):", "    x[i][x[i - 1] < 0] = 0"],
+    ["x = torch.randn(5, 3)", "for i in range(4):", "    x[i][x[i + 1] < 0] = 0"],
+    ["x = torch.randn(5, 3)", "for i in range(1, 5):", "    x[i][x[i] < 0] = 0"],
+    ["x = torch.randn(5, 3)", "for i in range(5):", "    if x[i, 0] > 0:", "        x[i][x[i] < 0] = 0"],
+    ["x = torch.randn(5, 3, 2)", "for i in range(5):", "    x[i][x[i, :, 0] < 0] = 0"],
     # an int division by zero or an int to a negative power in a branch the loop skips would raise vectorized
     ["x = torch.tensor([0, 2, 3])", "out = torch.zeros(3)", "for i in range(3):", "    if x[i] != 0:",
      "        out[i] = 6 // x[i]", "    else:", "        out[i] = 0"],

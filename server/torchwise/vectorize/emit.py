@@ -599,6 +599,11 @@ class Emitter:
             raise Refuse("two elements may write the same slot, and the loop keeps the last")
         if plan["ragged"] is not None:
             raise Refuse("a gathered store into a ragged slice")
+        masked = self._masked_rows(write, target, plan)
+        if masked is not None:
+            self.lines.append(masked)
+            self.summary.append(masked)
+            return
         rows = self._rows_of_indices(write, plan)
         if rows is not None:
             self.lines.append(rows)
@@ -630,6 +635,27 @@ class Emitter:
         position, index, _ = gathers[0]
         return index.batch_dims == 1 and index.rank == 0 and distinct_by_construction(
             self.ctx, self.m.scope, self.loop, write.parts[position])
+
+    def _masked_rows(self, write: Store, target: TensorValue, plan: dict) -> Optional[str]:
+        """``acts[i][acts[i] < 0] = 0`` over every row: each row's own boolean mask picks its slots for one number;
+        the masks of all rows are the mask of the whole tensor (computed from the rows before any is written, as
+        each iteration computes its row's before writing it): ``acts[acts < 0] = 0``."""
+        walks, gathers, value = plan["walks"], plan["gathers"], write.value
+        if len(self.levels) != 1 or len(walks) != 1 or len(gathers) != 1 or len(plan["items"]) != 2 \
+                or value.batched or write.cond is not None:
+            return None
+        (k, dim, c1, c0, position), (g_position, mask, g_dim) = walks[0], gathers[0]
+        if (position, dim, g_position, g_dim) != (0, 0, 1, 1) or not self._covers_dim0(target, walks[0]):
+            return None
+        if not (mask.is_tensor and mask.dtype is DType.bool and mask.batch_dims == 1 and not mask.lost
+                and len(mask.shape) == len(target.shape) - 1
+                and all(_certain(dims.dim_eq(a, b)) for a, b in zip(mask.shape, target.shape[1:]))):
+            return None
+        if not (value.is_tensor and value.rank == 0 or isinstance(value.elem, ScalarValue)) \
+                or not _fits(value, target):
+            return None
+        self._write_checks(write, target)
+        return f"{write.target}[{mask.text}] = {value.text}"
 
     def _rows_of_indices(self, write: Store, plan: dict) -> Optional[str]:
         """``mask[i, scores[i].topk(k).indices] = True``: one number into several slots of each row, picked by a
