@@ -957,3 +957,13 @@ def test_cdist_facts(body):
     ints and different column counts raise, and get no value."""
     problems = check_source(HEADER + body, {}, Stats(), known_bugs=())
     assert not problems, "\n".join(map(str, problems))
+
+
+def test_randperm_of_a_symbolic_size_does_not_crash():
+    """``torch.randperm(len(x))`` in a function of unknown sizes: a symbolic int (it crashed on ``<``)."""
+    from torchwise.engine import analyze
+
+    analyze("import torch\ndef f(x):\n    n = x.shape[0]\n    return torch.randperm(n)[: n // 2]\n")
+    analyze("import torch\ndef g(items):\n    return torch.randperm(len(items))\n")
+    analyze("import torch\nclass S:\n    def f(self):\n        n = len(self.data)\n"
+            "        return torch.randperm(n, generator=torch.Generator()).tolist()\n")

@@ -138,7 +138,8 @@ def _randperm(inf, call: Call):
     if call.starred or len(call.args) != 1 or not call.given(0, "n"):
         return None
     n = call.get(0, "n")
-    if isinstance(n, SeqValue) or isinstance(n, ScalarValue) and (n.kind != "int" or n.value is None or n.value < 0):
+    if isinstance(n, SeqValue) or isinstance(n, ScalarValue) and (
+            n.kind != "int" or n.value is None or type(n.value) is int and n.value < 0):
         return None  # randperm takes one int >= 0, never a shape
     shape = factory_dims([n])
     dtype, why = _dtype(inf, call, DType.int64, "randperm makes int64 unless dtype= says otherwise")
