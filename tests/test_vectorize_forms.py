@@ -396,6 +396,26 @@ def test_masked_stores_per_row(r):
 
 @MANY
 @given(st.randoms(use_true_random=False))
+def test_ragged_spans(r):
+    """``mask[i, starts[i]:ends[i]] = True`` (and ``x[i, lo[i]:hi[i]] = c``): the positions >= lo and < hi of each row,
+    each bound counted from the end when negative as Python slices do, empty when hi <= lo, clamped past the end."""
+    b, t = r.choice([0, 1, 6]), r.choice([1, 5])
+    low = r.choice([0, -t - 1])
+    lines = [seed(r), f"starts = torch.randint({low}, {t + 2}, ({b},))",
+             f"ends = {r.choice(['starts + torch.randint(0, 4, starts.shape)', f'torch.randint({low}, {t + 2}, ({b},))'])}"]
+    if r.random() < 0.5:
+        lines += [f"mask = torch.zeros({b}, {t}, dtype=torch.bool)", f"for i in range({b}):",
+                  "    mask[i, starts[i]:ends[i]] = True"]
+    else:
+        lines += [f"x = {tensor(r, (b, t, 2), r.choice(FLOATS))}", "for i in range(len(starts)):",
+                  f"    x[i, starts[i]:ends[i]] = {r.choice(['0', '-1.5'])}"]
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("ragged spans (two bounds)", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
 def test_traces_per_matrix(r):
     """``torch.trace(M[k])`` / ``m.trace()`` per matrix of a batch: ``M.diagonal(dim1=-2, dim2=-1).sum(-1)`` (square
     or not, empty, int dtypes summed to int64 as trace does), stored, stacked or kept in a comprehension."""
@@ -925,6 +945,10 @@ def test_squares_of_python_float_arithmetic(r):
 
 
 ROW_WALK_NEAR_MISSES = [
+    # a span with a step, a span of values that depend on the loop, over part of the rows
+    ["s = torch.randint(0, 3, (4,))", "m = torch.zeros(4, 6)", "for i in range(4):", "    m[i, s[i]:s[i] + 3:2] = 1"],
+    ["s = torch.randint(0, 3, (4,))", "m = torch.zeros(4, 6)", "for i in range(4):", "    m[i, s[i]:s[i] + 2] = i"],
+    ["s = torch.randint(0, 3, (4,))", "m = torch.zeros(4, 6)", "for i in range(3):", "    m[i, s[i]:s[i] + 2] = 1"],
     # a row's mask read from a row already written, over part of the rows, conditional, a mask of fewer dims
     ["x = torch.randn(5, 3)", "for i in range(1, 5):", "    x[i][x[i - 1] < 0] = 0"],
     ["x = torch.randn(5, 3)", "for i in range(4):", "    x[i][x[i + 1] < 0] = 0"],

@@ -696,23 +696,21 @@ class Emitter:
         if any(not (isinstance(item, slice) and item == slice(None)) for p, item in plan["basics"]):
             raise Refuse("a ragged store with other indices")
         lower, upper = part.lower, part.upper
-        if (lower is None) == (upper is None):
-            raise Refuse("a ragged slice with two bounds")
-        bound = b(upper if upper is not None else lower)
-        if not (bound.batched and ((bound.is_tensor and bound.rank == 0 and bound.dtype is not None
-                                    and is_integral(bound.dtype) and bound.dtype not in (DType.uint8,))
-                                   or (bound.python and bound.elem.kind == "int"))):
-            raise Refuse("a slice bound that is not one integer per row")
+        if lower is None and upper is None:
+            raise Refuse("a ragged slice without bounds")
+        # (comparison, bound) per given bound: `x[b, lo[b]:hi[b]]` is the positions >= lo and < hi (each bound
+        # counted from the end when negative, as Python does; an empty slice when hi <= lo)
+        bounds = ([(">=", b(lower))] if lower is not None else []) + ([("<", b(upper))] if upper is not None else [])
+        for _, bound in bounds:
+            if not (bound.batched and ((bound.is_tensor and bound.rank == 0 and bound.dtype is not None
+                                        and is_integral(bound.dtype) and bound.dtype not in (DType.uint8,))
+                                       or (bound.python and bound.elem.kind == "int"))):
+                raise Refuse("a slice bound that is not one integer per row")
         size_text = f"{write.target}.shape[1]"  # the row length, as the program sizes it
         torch = self.torch()
-        positions = f"{torch}.arange({size_text})"
-        # Python slices count a negative bound from the end (bounds known >= 0 need no wrap)
-        exact = f"{bound.text}[:, None]" if self._nonnegative(bound.text) else \
-            f"{torch}.where({bound.text} < 0, {bound.atom()} + {size_text}, {bound.text})[:, None]"
-        compare = "<" if upper is not None else ">="
-        mask = f"{positions} {compare} {exact}"
+        mask = self._ragged_mask(f"{torch}.arange({size_text})", size_text, bounds)
         alloc = proof.binding_before(self.ctx, self.loop, write.target)
-        fresh = self._ragged_mask_alone(write, target, alloc, value, compare, bound)
+        fresh = self._ragged_mask_alone(write, target, alloc, value, bounds)
         if fresh is not None:
             self.lines.append(fresh)
             self.summary.append(fresh)
@@ -724,7 +722,16 @@ class Emitter:
         self.lines.append(line)
         self.summary.append(line)
 
-    def _ragged_mask_alone(self, write, target: TensorValue, alloc, value: Vec, compare: str, bound: Vec):
+    def _ragged_mask(self, positions: str, length: str, bounds: list) -> str:
+        """``positions < n[:, None]`` (``>=`` for a lower bound; both, and-ed, for two)."""
+        parts = []
+        for compare, bound in bounds:
+            exact = f"{bound.text}[:, None]" if self._nonnegative(bound.text) else \
+                f"{self.torch()}.where({bound.text} < 0, {bound.atom()} + {length}, {bound.text})[:, None]"
+            parts.append(f"{positions} {compare} {exact}")
+        return parts[0] if len(parts) == 1 else " & ".join(f"({p})" for p in parts)
+
+    def _ragged_mask_alone(self, write, target: TensorValue, alloc, value: Vec, bounds: list):
         """``mask = torch.zeros(B, T, dtype=torch.bool)`` then ``mask[b, :n[b]] = True`` for every row: the mask is
         the comparison itself (``mask = torch.arange(T) < n[:, None]``), no zeros and no masked write. Its shape
         is (B, T): ``n`` has one bound per row (the walk covers dim 0) and the arange is the row's length."""
@@ -746,10 +753,12 @@ class Emitter:
         except Doubt:
             return None
         length = self.source.text_of(self.source.span(sizes[1]))
-        exact = f"{bound.text}[:, None]" if self._nonnegative(bound.text) else \
-            f"{self.torch()}.where({bound.text} < 0, {bound.atom()} + {length}, {bound.text})[:, None]"
         self.deletes.append(alloc)
-        return f"{write.target} = {self.torch()}.arange({length}) {compare} {exact}"
+        positions = f"{self.torch()}.arange({length})"
+        if len(bounds) == 2:
+            positions = self.fresh_name("pos")
+            self.lines.append(f"{positions} = {self.torch()}.arange({length})")
+        return f"{write.target} = {self._ragged_mask(positions, length, bounds)}"
 
     def _covers_dim0(self, target: TensorValue, walk) -> bool:
         k, dim, c1, c0, _ = walk
