@@ -617,5 +617,5 @@ def classify_names(statements: list) -> tuple:
     return targets, accumulators, lists
 
 
-__all__ = ["Accumulate", "Append", "Body", "BodyTranslator", "InPlaceScan", "Scatter", "Store", "StoreScan", "bound_names",
-           "classify_names", "copy_store"]
+__all__ = ["Accumulate", "Append", "Body", "BodyTranslator", "InPlaceScan", "Scatter", "Store", "StoreScan",
+           "bound_names", "classify_names", "copy_store"]
