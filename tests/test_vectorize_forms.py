@@ -416,6 +416,34 @@ def test_ragged_spans(r):
 
 @MANY
 @given(st.randoms(use_true_random=False))
+def test_triangular_walks(r):
+    """``for j in range(i + c, n)`` inside ``for i in range(m)``: the iterations of ``range(n)`` where ``j >= i + c``,
+    in the same order (stores above the diagonal, pairwise distances, counts of pairs; square or not, empty)."""
+    m, n, c = r.choice([0, 1, 5]), r.choice([0, 1, 5]), r.choice([0, 1, 2])
+    dtype = r.choice(FLOATS)
+    lines = [seed(r), f"x = {laid_out(r, (max(m, n), 3), dtype)}"]
+    start = r.choice([f"i + {c}", f"{c} + i"]) if c else "i"
+    form = r.randrange(4)
+    if form == 0:
+        lines += [f"D = torch.zeros({m}, {n}, dtype={dtype})", f"for i in range({m}):",
+                  f"    for j in range({start}, {n}):", "        D[i, j] = torch.dot(x[i], x[j])"]
+    elif form == 1:
+        lines += [f"D = torch.full(({m}, {n}), -1.0, dtype={dtype})", f"for i in range({m}):",
+                  f"    for j in range({start}, {n}):", "        D[i, j] = (x[i] - x[j]).norm()"]
+    elif form == 2:
+        lines += [f"M = torch.zeros({m}, {n}, dtype=torch.bool)", f"for i in range({m}):",
+                  f"    for j in range({start}, {n}):", "        M[i, j] = True"]
+    else:
+        lines += [f"close = torch.zeros({m}, dtype=torch.long)", f"for i in range({m}):",
+                  f"    for j in range({start}, {n}):", "        if (x[i] - x[j]).abs().sum() < 2:",
+                  "            close[i] += 1"]
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("triangular walks", program(lines), tolerance=1e-4)
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
 def test_traces_per_matrix(r):
     """``torch.trace(M[k])`` / ``m.trace()`` per matrix of a batch: ``M.diagonal(dim1=-2, dim2=-1).sum(-1)`` (square
     or not, empty, int dtypes summed to int64 as trace does), stored, stacked or kept in a comprehension."""
@@ -945,6 +973,17 @@ def test_squares_of_python_float_arithmetic(r):
 
 
 ROW_WALK_NEAR_MISSES = [
+    # triangles that are recurrences (each row updated from rows already updated), or whose stop depends on the
+    # outer index, or start below it
+    ["A = torch.randn(4, 4)", "for i in range(4):", "    for j in range(i + 1, 4):", "        A[j] = A[j] - A[i] * 0.5"],
+    ["A = torch.randn(4, 4)", "for i in range(4):", "    for j in range(i + 1, 4):",
+     "        A[j, i] = A[j, i] / A[i, i]"],
+    ["x = torch.randn(4)", "D = torch.zeros(4, 4)", "for i in range(4):", "    for j in range(0, i):",
+     "        D[i, j] = x[i] - x[j]"],
+    ["x = torch.randn(4)", "D = torch.zeros(4, 4)", "for i in range(4):", "    for j in range(i - 1, 4):",
+     "        D[i, j] = x[i] - x[j]"],
+    ["x = torch.randn(6)", "D = torch.zeros(6, 6)", "for i in range(4):", "    for j in range(i + 1, i + 3):",
+     "        D[i, j] = x[i] - x[j]"],
     # a span with a step, a span of values that depend on the loop, over part of the rows
     ["s = torch.randint(0, 3, (4,))", "m = torch.zeros(4, 6)", "for i in range(4):", "    m[i, s[i]:s[i] + 3:2] = 1"],
     ["s = torch.randint(0, 3, (4,))", "m = torch.zeros(4, 6)", "for i in range(4):", "    m[i, s[i]:s[i] + 2] = i"],

@@ -164,6 +164,8 @@ class BodyTranslator:
             return
         if isinstance(stmt, (ast.Break, ast.Return)):
             raise Inherent("the loop may stop early")
+        if isinstance(stmt, ast.Assign):
+            raise Refuse("a chained assignment (`a[i] = b[j] = ...`) in the loop body")
         raise Refuse(f"a `{type(stmt).__name__.lower()}` statement in the loop body")
 
     def assign(self, stmt, target: ast.expr, value: ast.expr, cond: Optional[Vec]) -> None:

@@ -128,6 +128,15 @@ class GeneralMatcher:
         names = set(levels[0].names)
         while len(statements) == 1 and isinstance(statements[0], ast.For) and not statements[0].orelse:
             inner = statements[0]
+            triangle = self._triangle(inner, levels, walker)
+            if triangle is not None:
+                level, test = triangle
+                if level.names & names:
+                    raise Refuse("a loop variable bound twice")
+                levels.append(level)
+                self.inner_loops.append(inner)
+                statements = [spelled(ast.If(test=test, body=inner.body, orelse=[]), inner)]
+                break
             if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(inner.iter)):
                 level = self.row_walk(inner, levels)
             else:
@@ -141,6 +150,32 @@ class GeneralMatcher:
         if len(levels) > 3:
             raise Refuse("more than three nested loops")
         return levels, statements
+
+    def _triangle(self, inner: ast.For, levels: list, walker: Walker):
+        """``for j in range(i + c, n)`` inside ``for i in range(...)`` (``c >= 0``, ``n`` not depending on the outer
+        loops, ``i >= 0``): the same iterations, in the same order, as ``for j in range(n)`` whose body runs only where
+        ``j >= i + c``. (Level over ``range(n)``, that test), else None."""
+        call = inner.iter
+        if not (isinstance(inner.target, ast.Name) and isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                and call.func.id == "range" and self.scope.owner_of("range") is None and len(call.args) == 2
+                and not call.keywords):
+            return None
+        start, stop = call.args
+        outer = {level.index: level for level in levels if level.index is not None and level.kind == "range"}
+        if any(isinstance(n, ast.Name) and any(n.id in level.names for level in levels) for n in ast.walk(stop)):
+            return None
+        shift = _index_plus_constant(start, outer)
+        if shift is None:
+            return None
+        name, c = shift
+        level = outer[name]
+        if not (type(c) is int and c >= 0 and level.step == 1 and type(level.start) is int and level.start >= 0):
+            return None
+        full = spelled(ast.Call(func=ast.Name("range", ast.Load()), args=[stop], keywords=[]), call)
+        new = walker.level(inner.target, full)
+        test = spelled(ast.Compare(left=ast.Name(inner.target.id, ast.Load()), ops=[ast.GtE()], comparators=[start]),
+                       start)
+        return new, test
 
     def row_walk(self, inner: ast.For, levels: list) -> Level:
         """``for v in row`` (``row`` an outer loop's element) or ``for v in X[i]`` (``i`` an outer index), maybe
@@ -515,6 +550,17 @@ def _calls_user(call: ast.Call, scope) -> bool:
 
 def rewrite_text(source, node: ast.AST) -> str:
     return source.text_of(source.span(node))
+
+
+def _index_plus_constant(node: ast.expr, indices: dict):
+    """``i`` / ``i + 2`` / ``2 + i`` of an outer range index ``i``: (``i``, the constant), else None."""
+    if isinstance(node, ast.Name) and node.id in indices:
+        return node.id, 0
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        for a, b in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(a, ast.Name) and a.id in indices and isinstance(b, ast.Constant) and type(b.value) is int:
+                return a.id, b.value
+    return None
 
 
 def _binop(op: str) -> ast.BinOp:
