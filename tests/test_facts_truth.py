@@ -928,3 +928,42 @@ def test_fixed_engine_bug_stays_fixed(body):
     value for the statement that raises)."""
     problems = check_source(HEADER + body, {}, Stats(), known_bugs=())
     assert not problems, "\n".join(map(str, problems))
+
+
+@pytest.mark.parametrize("body", [
+    "y = torch.randperm(5)\n", "y = torch.randperm(0)\n", "y = torch.randperm(4, dtype=torch.int32)\n",
+    "n = 6\ny = torch.randperm(n)\nz = y.numel()\n", "y = torch.randperm(3, dtype=torch.float64)\n",
+    "y = torch.randperm((3,))\n", "y = torch.randperm(2, 3)\n", "y = torch.randperm(-1)\n",
+])
+def test_randperm_facts(body):
+    """``torch.randperm(n)``: an int64 (or ``dtype=``) tensor of shape (n,); never a shape from a tuple."""
+    problems = check_source(HEADER + body, {}, Stats(), known_bugs=())
+    assert not problems, "\n".join(map(str, problems))
+
+
+@pytest.mark.parametrize("body", [
+    "a = torch.randn(5, 3)\nb = torch.randn(4, 3)\ny = torch.cdist(a, b)\n",
+    "a = torch.randn(0, 3, dtype=torch.float64)\nb = torch.randn(4, 3, dtype=torch.float64)\ny = torch.cdist(a, b, p=1.0)\n",
+    "a = torch.randn(5, 3, requires_grad=True)\ny = torch.cdist(a, torch.randn(2, 3))\n",
+    "a = torch.randn(5, 3)\ny = torch.cdist(a.t(), torch.randn(2, 5), 1.0)\n",
+    "a = torch.randn(5, 3)\ny = torch.cdist(a, torch.randn(2, 3, dtype=torch.float64))\n",
+    "a = torch.randn(5, 3)\ny = torch.cdist(a, torch.randn(2, 4))\n",
+    "a = torch.randn(5, 3).half()\ny = torch.cdist(a, a)\n",
+    "a = torch.randn(5, 3).long()\ny = torch.cdist(a, a)\n",
+    "def f(n):\n    a = torch.randn(n, 3)\n    return torch.cdist(a, a)\ny = f(4)\n",
+])
+def test_cdist_facts(body):
+    """``torch.cdist(x1, x2)`` of two matrices: a new (P, R) tensor of their one float dtype; mixed dtypes, half,
+    ints and different column counts raise, and get no value."""
+    problems = check_source(HEADER + body, {}, Stats(), known_bugs=())
+    assert not problems, "\n".join(map(str, problems))
+
+
+def test_randperm_of_a_symbolic_size_does_not_crash():
+    """``torch.randperm(len(x))`` in a function of unknown sizes: a symbolic int (it crashed on ``<``)."""
+    from torchwise.engine import analyze
+
+    analyze("import torch\ndef f(x):\n    n = x.shape[0]\n    return torch.randperm(n)[: n // 2]\n")
+    analyze("import torch\ndef g(items):\n    return torch.randperm(len(items))\n")
+    analyze("import torch\nclass S:\n    def f(self):\n        n = len(self.data)\n"
+            "        return torch.randperm(n, generator=torch.Generator()).tolist()\n")

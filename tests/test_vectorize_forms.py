@@ -78,6 +78,8 @@ ROW_OPS = [
     ("-({r}.abs() * torch.log({r}.abs() + 1e-9)).sum()", 0), ("({r}.abs() + 1).log()", 1),
     # `torch.min(a, b)` of two tensors is element-wise (box IoU), not a reduction
     ("torch.min({r}, {q})", 1), ("{r}.max({q})", 1), ("(torch.min({r}, {q}) - torch.max({r}, {q})).clamp(min=0)", 1),
+    # a median of the whole slice is the values of the median along its dim (not for empty slices: NaN vs raise)
+    ("{r}.median()", 0), ("torch.nanmedian({r})", 0), ("{r} - {r}.median()", 1),
 ]
 
 
@@ -162,6 +164,23 @@ def test_elif_chains(r):
         if r.random() < 0.5:
             lines = [line.replace("out[i]", "x[i]").replace("out = torch.zeros(len(x))", "out = x") for line in lines]
     counted("if / elif / else", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_branches_with_powers_and_divisions(r):
+    """``**``, ``//``, ``%`` in a branch computed for every element vectorized: on floating tensors they give inf or
+    NaN, never raise (the smooth L1 loss, ``0.5 * d ** 2 / beta``), nor does an int tensor to a power >= 0."""
+    n = r.choice([0, 3, 8])
+    dtype = r.choice(FLOATS + ["torch.float16"] + INTS)
+    lines = [seed(r), f"x = {tensor(r, (n,), dtype if dtype != 'torch.float16' else 'torch.float32')}"
+             + (".half()" if dtype == "torch.float16" else ""),
+             f"y = {tensor(r, (n,), 'torch.float32')}", "beta = 1.0", "out = torch.zeros(len(x), dtype=torch.float64)",
+             "for i in range(len(x)):", "    d = (x[i] - y[i]).abs()" if r.random() < 0.5 else "    d = x[i]",
+             f"    if {r.choice(['d < beta', 'd > 0', 'x[i] == 0'])}:",
+             f"        out[i] = {r.choice(['0.5 * d ** 2 / beta', 'd // 0', 'd % 0', 'd ** -1', 'y[i] ** 2'])}",
+             "    else:", f"        out[i] = {r.choice(['d - 0.5 * beta', 'd // 2', 'd ** 2', 'd % 3'])}"]
+    counted("branches with powers and divisions", program(lines), tolerance=1e-3)
 
 
 @MANY
@@ -285,6 +304,167 @@ def test_columns_and_diagonals(r):
 
 @MANY
 @given(st.randoms(use_true_random=False))
+def test_medians_per_row(r):
+    """``x[i].median()`` / ``torch.nanmedian(x[i])`` per row (NaN, ties, ints): ``x.median(dim=1).values``; rows that
+    may be empty are refused (the no-dim median of an empty row is NaN, the dim form raises), and so are expanded
+    inputs (torch's median along a stride-0 dim returns garbage; the dim forms were rewritten before: WRONG)."""
+    n, d = r.choice([0, 1, 4]), r.choice([0, 1, 2, 5])
+    dtype = r.choice(FLOATS + INTS)
+    lines = [seed(r), f"x = {laid_out(r, (n, d), dtype)}"]
+    if dtype in FLOATS and r.random() < 0.5 and n and d:
+        lines.append("x[0, 0] = float('nan')")
+    op = r.choice(["x[i].median()", "torch.median(x[i])", "x[i].median(dim=0).values", "torch.median(x[i], 0)[0]"]
+                  + (["torch.nanmedian(x[i])", "x[i].nanmedian(0).values"] if dtype in FLOATS else []))
+    if r.random() < 0.5:
+        lines += [f"med = torch.zeros({n}, dtype={dtype})", "for i in range(x.shape[0]):", f"    med[i] = {op}"]
+    else:
+        lines += ["med = []", "for i in range(len(x)):", f"    med.append({op})"] + (["med = torch.stack(med)"] if n else [])
+    counted("medians per row", program(lines))
+
+
+PERMUTATIONS = ["torch.randperm({n})", "x.argsort()", "torch.argsort(x, descending=True)", "x.sort().indices",
+                "torch.sort(x, stable=True).indices"]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_stores_through_a_permutation(r):
+    """``inv[perm[i]] = i`` / ``out[perm[i]] = x[i] * 2`` with ``perm`` a permutation made right before the loop (and
+    only sized in between): one advanced-index store, each slot written once (ties in ``x``, empty, partial ranges)."""
+    n = r.choice([0, 1, 2, 7])
+    dtype = r.choice(FLOATS + INTS)
+    lines = [seed(r), f"x = {tensor(r, (n,), dtype)}", f"perm = {r.choice(PERMUTATIONS).format(n=n)}"]
+    # (not empty_like: a partial range leaves its garbage, different from run to run)
+    lines.append(r.choice(["inv = torch.full_like(perm, -1)", "inv = torch.zeros(len(perm), dtype=torch.long)",
+                           f"inv = torch.full(({n},), -1)", "inv = torch.zeros_like(perm)"]))
+    if r.random() < 0.3:
+        lines.append("m = perm.numel() + len(perm)")
+    header = r.choice(["for i in range(len(perm)):", "for i in range(perm.numel()):", f"for i in range({n}):",
+                       f"for i in range({n // 2}):", "for i in range(1, len(perm)):"])
+    if r.random() < 0.5:
+        lines += [header, f"    inv[perm[i]] = {r.choice(['i', 'i * 2', 'x[i].long()', 'n_off - i'])}"]
+        lines.insert(1, "n_off = 10")
+    else:
+        lines += [f"out = torch.zeros({n}, dtype={dtype})", header,
+                  f"    out[perm[i]] = {r.choice(['x[i] * 2', 'x[i]', 'x[i] + i'])}"]
+    counted("stores through a permutation", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_several_lists_stacked_after(r):
+    """Two or three lists appended in one loop and joined by the statements right after it, one each, in any order
+    (``variances = torch.stack(variances)`` then ``stds = torch.stack(stds)``): each join rewritten in its place."""
+    n, d = r.choice([1, 3, 6]), r.choice([1, 4])
+    dtype = r.choice(FLOATS)
+    lines = [seed(r), f"X = {laid_out(r, (n, d), dtype)}"]
+    lists = r.sample([("m", "col.mean()"), ("v", "col.var()"), ("s", "col.std() * 2"), ("mx", "col.max()"),
+                      ("e", "col.exp()")], r.choice([2, 3]))
+    lines += [f"{name} = []" for name, _ in lists]
+    lines += [f"for j in range(X.shape[1]):", "    col = X[:, j]"]
+    lines += [f"    {name}.append({value})" for name, value in lists]
+    order = r.sample(lists, len(lists))
+    for name, value in order:
+        join = "torch.stack" if "exp" in value or r.random() < 0.7 else "torch.tensor"
+        target = name if r.random() < 0.7 else f"{name}_t"
+        lines.append(f"{target} = {join}({name})")
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("several lists stacked after the loop", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_masked_stores_per_row(r):
+    """``x[i][x[i] < 0] = 0`` (``x[i, m[i]] = c``) over every row: each row's boolean mask picks its slots for one
+    number, ``x[x < 0] = 0`` (the masks read the rows before any is written; rows of 1 or 2 dims, empty, NaN)."""
+    n, d, e = r.choice([0, 1, 5]), r.choice([0, 3]), r.choice([None, 2])
+    shape = (n, d) if e is None else (n, d, e)
+    dtype = r.choice(FLOATS + INTS)
+    lines = [seed(r), f"x = {laid_out(r, shape, dtype)}", f"y = {tensor(r, shape, 'torch.float32')}"]
+    if dtype in FLOATS and n and d and r.random() < 0.3:
+        lines.append("x[0, 0] = float('nan')")
+    mask = r.choice(["x[i] < 0", "y[i] > 0", "x[i] > x[i].float().mean()", "(x[i] > 0) & (y[i] < 0)"]
+                    + (["torch.isnan(x[i])"] if dtype in FLOATS else []))
+    value = r.choice(["0", "1", "-2"] + (["0.5", "float('nan')"] if dtype in FLOATS else []))
+    store = r.choice([f"x[i][{mask}] = {value}", f"x[i, {mask}] = {value}"]) if e is None else f"x[i][{mask}] = {value}"
+    lines += [r.choice(["for i in range(x.shape[0]):", "for i in range(len(x)):"]), f"    {store}"]
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("masked stores per row", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_ragged_spans(r):
+    """``mask[i, starts[i]:ends[i]] = True`` (and ``x[i, lo[i]:hi[i]] = c``): the positions >= lo and < hi of each row,
+    each bound counted from the end when negative as Python slices do, empty when hi <= lo, clamped past the end."""
+    b, t = r.choice([0, 1, 6]), r.choice([1, 5])
+    low = r.choice([0, -t - 1])
+    lines = [seed(r), f"starts = torch.randint({low}, {t + 2}, ({b},))",
+             f"ends = {r.choice(['starts + torch.randint(0, 4, starts.shape)', f'torch.randint({low}, {t + 2}, ({b},))'])}"]
+    if r.random() < 0.5:
+        lines += [f"mask = torch.zeros({b}, {t}, dtype=torch.bool)", f"for i in range({b}):",
+                  "    mask[i, starts[i]:ends[i]] = True"]
+    else:
+        lines += [f"x = {tensor(r, (b, t, 2), r.choice(FLOATS))}", "for i in range(len(starts)):",
+                  f"    x[i, starts[i]:ends[i]] = {r.choice(['0', '-1.5'])}"]
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("ragged spans (two bounds)", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_triangular_walks(r):
+    """``for j in range(i + c, n)`` inside ``for i in range(m)``: the iterations of ``range(n)`` where ``j >= i + c``,
+    in the same order (stores above the diagonal, pairwise distances, counts of pairs; square or not, empty)."""
+    m, n, c = r.choice([0, 1, 5]), r.choice([0, 1, 5]), r.choice([0, 1, 2])
+    dtype = r.choice(FLOATS)
+    lines = [seed(r), f"x = {laid_out(r, (max(m, n), 3), dtype)}"]
+    start = r.choice([f"i + {c}", f"{c} + i"]) if c else "i"
+    form = r.randrange(4)
+    if form == 0:
+        lines += [f"D = torch.zeros({m}, {n}, dtype={dtype})", f"for i in range({m}):",
+                  f"    for j in range({start}, {n}):", "        D[i, j] = torch.dot(x[i], x[j])"]
+    elif form == 1:
+        lines += [f"D = torch.full(({m}, {n}), -1.0, dtype={dtype})", f"for i in range({m}):",
+                  f"    for j in range({start}, {n}):", "        D[i, j] = (x[i] - x[j]).norm()"]
+    elif form == 2:
+        lines += [f"M = torch.zeros({m}, {n}, dtype=torch.bool)", f"for i in range({m}):",
+                  f"    for j in range({start}, {n}):", "        M[i, j] = True"]
+    else:
+        lines += [f"close = torch.zeros({m}, dtype=torch.long)", f"for i in range({m}):",
+                  f"    for j in range({start}, {n}):", "        if (x[i] - x[j]).abs().sum() < 2:",
+                  "            close[i] += 1"]
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("triangular walks", program(lines), tolerance=1e-4)
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_traces_per_matrix(r):
+    """``torch.trace(M[k])`` / ``m.trace()`` per matrix of a batch: ``M.diagonal(dim1=-2, dim2=-1).sum(-1)`` (square
+    or not, empty, int dtypes summed to int64 as trace does), stored, stacked or kept in a comprehension."""
+    n, a, b = r.choice([0, 1, 5]), r.choice([0, 1, 3]), r.choice([1, 3, 4])
+    dtype = r.choice(FLOATS + INTS + ["torch.float16"])
+    lines = [seed(r), f"M = {tensor(r, (n, a, b), dtype) if dtype != 'torch.float16' else tensor(r, (n, a, b), 'torch.float32') + '.half()'}"]
+    form = r.randrange(4)
+    if form == 0:
+        lines += [f"tr = torch.zeros({n}, dtype=torch.float64)", "for k in range(M.shape[0]):",
+                  f"    tr[k] = {r.choice(['torch.trace(M[k])', 'M[k].trace()', 'torch.trace(M[k]) * 2 + 1'])}"]
+    elif form == 1:
+        lines += ["tr = torch.stack([torch.trace(m) for m in M])" if n else "tr = None"]
+    elif form == 2:
+        lines += ["out = []", "for m in M:", "    out.append(m.trace())"] + (["tr = torch.stack(out)"] if n else [])
+    else:
+        lines += ["tr = torch.empty(M.shape[0])", "for k in range(len(M)):", "    tr[k] = torch.trace(M[k] + 1) / 2"]
+    counted("traces per matrix", program(lines), tolerance=1e-3)
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
 def test_triangles(r):
     """``if j > i + k: M[i, j] = c`` in two nested ``range`` loops: a triangle (``triu``/``tril`` of ones, not two
     aranges compared); into fresh zeros, ``torch.full(...).triu_(k)``. Square and not, both orders of the
@@ -400,6 +580,69 @@ def test_scatters(r):
     else:
         lines += [f"acc = torch.ones({k}, dtype={dtype})", "for i in range(len(idx)):", "    acc[idx[i]] -= vals[i]"]
     counted("scatters and histograms", program(lines), tolerance=1e-4 * max(1, n))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_two_writes_per_iteration(r):
+    """Two writes into one tensor per iteration whose order cannot matter: additions into slots (``deg[u] += 1;
+    deg[v] += 1``, ``+=`` and ``-=``, one of them conditional) or one number into gathered slots (``A[u, v] = 1;
+    A[v, u] = 1``): one statement each (duplicates, wrapping negative indices, out-of-range ones that raise)."""
+    n, k = r.choice([0, 1, 6, 25]), r.choice([1, 5])
+    low = -k if r.random() < 0.3 else 0
+    high = k + (1 if r.random() < 0.1 else 0)
+    lines = [seed(r), f"edges = torch.randint({low}, {high}, ({n}, 2))",
+             f"w = {tensor(r, (n,), r.choice(FLOATS + INTS))}"]
+    header = r.choice(["for u, v in edges:", "for e in range(edges.shape[0]):"])
+    u, v = ("u", "v") if header.startswith("for u") else ("edges[e, 0]", "edges[e, 1]")
+    weight = "w[e]" if "e in" in header else None
+    form = r.randrange(4)
+    dtype = r.choice(FLOATS + ["torch.int64"])
+    if form == 0:
+        lines += [f"deg = torch.zeros({k}, dtype={dtype})", header, f"    deg[{u}] += 1", f"    deg[{v}] += 1"]
+    elif form == 1:
+        one = r.choice(["1", "1.0"])
+        lines += [f"A = torch.zeros({k}, {k}, dtype={dtype})", header, f"    A[{u}, {v}] = {one}",
+                  f"    A[{v}, {u}] = {r.choice(['1', '1.0'])}"]
+    elif form == 2 and weight:
+        lines += [f"acc = torch.zeros({k}, dtype=torch.float64)", header, f"    acc[{u}] += {weight}",
+                  f"    acc[{v}] -= {weight} * 2"]
+    else:
+        lines += [f"deg = torch.zeros({k})", header, f"    deg[{u}] += 1", f"    if {v} > 0:",
+                  f"        deg[{v}] += 0.5"]
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("two writes per iteration", program(lines), tolerance=1e-4 * max(1, n))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_scatters_in_nested_walks(r):
+    """``counts[i, tok] += 1`` in ``for i ...: for tok in docs[i]`` (bag of words), ``hist[tok] += 1`` over every row,
+    ``H[a[i, j], b[i, j]] += w[i, j]`` (a 2-d histogram in a nest): one accumulating ``index_put_`` whose indices
+    broadcast over the loop dims (duplicates, negative indices that wrap, out-of-range ones that raise, empty)."""
+    n, m, k = r.choice([0, 1, 4]), r.choice([0, 1, 6]), r.choice([1, 5])
+    low = -k if r.random() < 0.3 else 0
+    high = k + (1 if r.random() < 0.1 else 0)
+    dtype = r.choice(FLOATS + ["torch.int64"])
+    lines = [seed(r), f"docs = torch.randint({low}, {high}, ({n}, {m}))",
+             f"other = torch.randint(0, {k}, ({n}, {m}))", f"w = {tensor(r, (n, m), r.choice(FLOATS))}"]
+    form = r.randrange(4)
+    if form == 0:
+        lines += [f"counts = torch.zeros({n}, {k}, dtype={dtype})", "for i in range(docs.shape[0]):",
+                  "    for tok in docs[i]:", "        counts[i, tok] += 1"]
+    elif form == 1:
+        lines += [f"counts = torch.zeros({n}, {k})", "for i, row in enumerate(docs):",
+                  "    for j in range(row.shape[0]):", f"        counts[i, row[j]] {r.choice(['+=', '-='])} w[i, j]"]
+    elif form == 2:
+        lines += [f"hist = torch.zeros({k}, dtype={dtype})", "for row in docs:", "    for tok in row:",
+                  "        hist[tok] += 1"]
+    else:
+        lines += [f"H = torch.zeros({k}, {k})", f"for i in range({n}):", f"    for j in range({m}):",
+                  "        H[docs[i, j], other[i, j]] += w[i, j]"]
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("scatters in nested walks", program(lines), tolerance=1e-4 * max(1, n * m))
 
 
 @MANY
@@ -638,6 +881,31 @@ def test_walks_of_literal_numbers(r):
 
 @MANY
 @given(st.randoms(use_true_random=False))
+def test_literal_floats_with_float64_values(r):
+    """A walked list of Python floats meeting float64 values computes with the exact doubles, as the loop does: to
+    within float64 rounding (a float32 tensor of the list was off by ~1e-8 relative)."""
+    k = r.choice([1, 3])
+    numbers = [r.choice([0.2126, 0.7152, 0.0722, 0.1, 1 / 3, -2.7]) for _ in range(k)]
+    literal = "[" + ", ".join(map(repr, numbers)) + "]"
+    d = r.choice([1, 4])
+    lines = [seed(r), f"x = {laid_out(r, (k, d), 'torch.float64')}"]
+    form = r.randrange(3)
+    if form == 0:
+        lines += [f"out = torch.zeros({d}, dtype=torch.float64)", f"for c, w in enumerate({literal}):",
+                  "    out += w * x[c]"]
+    elif form == 1:
+        lines += [f"out = torch.zeros({k}, {d}, dtype=torch.float64)", f"for c, w in enumerate({literal}):",
+                  f"    out[c] = {r.choice(['x[c] * w', 'w * x[c] + 1', 'x[c] - w'])}"]
+    else:
+        lines += [f"weights = {literal}", "res = []", "for row, w in zip(x, weights):", "    res.append(row * w)",
+                  "out = torch.stack(res)"]
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("literal floats with float64 values", program(lines), tolerance=1e-13)
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
 def test_rows_unpacked_in_the_header(r):
     """``for u, v in edges`` / ``for k, (a, b) in enumerate(E)`` / ``for (a, b), w in zip(E, W)``: each name is its
     item of the row (``E[:, 0]``...), on rows of 2 or 3 items (a row of another length makes the loop raise: the
@@ -705,6 +973,89 @@ def test_squares_of_python_float_arithmetic(r):
 
 
 ROW_WALK_NEAR_MISSES = [
+    # triangles that are recurrences (each row updated from rows already updated), or whose stop depends on the
+    # outer index, or start below it
+    ["A = torch.randn(4, 4)", "for i in range(4):", "    for j in range(i + 1, 4):", "        A[j] = A[j] - A[i] * 0.5"],
+    ["A = torch.randn(4, 4)", "for i in range(4):", "    for j in range(i + 1, 4):",
+     "        A[j, i] = A[j, i] / A[i, i]"],
+    ["x = torch.randn(4)", "D = torch.zeros(4, 4)", "for i in range(4):", "    for j in range(0, i):",
+     "        D[i, j] = x[i] - x[j]"],
+    ["x = torch.randn(4)", "D = torch.zeros(4, 4)", "for i in range(4):", "    for j in range(i - 1, 4):",
+     "        D[i, j] = x[i] - x[j]"],
+    ["x = torch.randn(6)", "D = torch.zeros(6, 6)", "for i in range(4):", "    for j in range(i + 1, i + 3):",
+     "        D[i, j] = x[i] - x[j]"],
+    # a span with a step, a span of values that depend on the loop, over part of the rows
+    ["s = torch.randint(0, 3, (4,))", "m = torch.zeros(4, 6)", "for i in range(4):", "    m[i, s[i]:s[i] + 3:2] = 1"],
+    ["s = torch.randint(0, 3, (4,))", "m = torch.zeros(4, 6)", "for i in range(4):", "    m[i, s[i]:s[i] + 2] = i"],
+    ["s = torch.randint(0, 3, (4,))", "m = torch.zeros(4, 6)", "for i in range(3):", "    m[i, s[i]:s[i] + 2] = 1"],
+    # a row's mask read from a row already written, over part of the rows, conditional, a mask of fewer dims
+    ["x = torch.randn(5, 3)", "for i in range(1, 5):", "    x[i][x[i - 1] < 0] = 0"],
+    ["x = torch.randn(5, 3)", "for i in range(4):", "    x[i][x[i + 1] < 0] = 0"],
+    ["x = torch.randn(5, 3)", "for i in range(1, 5):", "    x[i][x[i] < 0] = 0"],
+    ["x = torch.randn(5, 3)", "for i in range(5):", "    if x[i, 0] > 0:", "        x[i][x[i] < 0] = 0"],
+    ["x = torch.randn(5, 3, 2)", "for i in range(5):", "    x[i][x[i, :, 0] < 0] = 0"],
+    # an int division by zero or an int to a negative power in a branch the loop skips would raise vectorized
+    ["x = torch.tensor([0, 2, 3])", "out = torch.zeros(3)", "for i in range(3):", "    if x[i] != 0:",
+     "        out[i] = 6 // x[i]", "    else:", "        out[i] = 0"],
+    ["x = torch.tensor([0, 2, 3])", "out = torch.zeros(3)", "for i in range(3):", "    if x[i] != 0:",
+     "        out[i] = x[i] ** -1", "    else:", "        out[i] = 0"],
+    ["x = torch.tensor([0, 2, 3])", "out = torch.zeros(3)", "for i in range(3):", "    if x[i] != 0:",
+     "        out[i] = x[i] % x[i]"],
+    # lists stacked after the loop where a statement between rebinds what the loop read, or does something else
+    ["X = torch.randn(3, 4)", "a = []", "b = []", "for j in range(4):", "    a.append(X[:, j].sum())",
+     "    b.append(X[:, j].max())", "X = torch.stack(a)", "b = torch.stack(b)"],
+    ["X = torch.randn(3, 4)", "a = []", "b = []", "for j in range(4):", "    a.append(X[:, j].sum())",
+     "    b.append(X[:, j].max())", "a = torch.stack(a)", "X.add_(1)", "b = torch.stack(b)"],
+    ["X = torch.randn(3, 4)", "a = []", "b = []", "for j in range(4):", "    a.append(X[:, j].sum())",
+     "    b.append(X[:, j].max())", "a = torch.stack(a)", "b.append(X[0, 0])", "b = torch.stack(b)"],
+    # a scatter in a nest whose index does not follow every loop (it adds once per inner iteration), or under a
+    # condition
+    ["idx = torch.randint(0, 3, (4,))", "c = torch.zeros(3)", "for i in range(4):", "    for j in range(5):",
+     "        c[idx[i]] += 1"],
+    ["d = torch.randint(0, 3, (4, 5))", "c = torch.zeros(4, 3)", "for i in range(4):", "    for j in range(5):",
+     "        if j > 1:", "            c[i, d[i, j]] += 1"],
+    # two writes per iteration whose order matters: different numbers or loop values into slots that may coincide,
+    # an addition and a product, a read of the target between them
+    ["edges = torch.randint(0, 3, (9, 2))", "A = torch.zeros(3, 3)", "for u, v in edges:", "    A[u, v] = 1",
+     "    A[v, u] = 2"],
+    ["edges = torch.randint(0, 3, (9, 2))", "w = torch.randn(9)", "A = torch.zeros(3, 3)",
+     "for e in range(9):", "    A[edges[e, 0], edges[e, 1]] = w[e]", "    A[edges[e, 1], edges[e, 0]] = w[e]"],
+    ["edges = torch.randint(0, 3, (9, 2))", "d = torch.ones(3)", "for u, v in edges:", "    d[u] += 1",
+     "    d[v] *= 2"],
+    ["edges = torch.randint(0, 3, (9, 2))", "d = torch.ones(3)", "s = torch.zeros(9)", "for e in range(9):",
+     "    d[edges[e, 0]] += 1", "    s[e] = d[edges[e, 1]]", "    d[edges[e, 1]] += 1"],
+    ["edges = torch.randint(0, 3, (9, 2))", "A = torch.zeros(3, 3)", "for u, v in edges:", "    A[u, v] = 1",
+     "    A[u, v] += 1"],
+    # recurrences that look like scans: clipped (CUSUM), damped (EMA), two slots back, part of the tensor, float16
+    # rounding per step, int slots that truncate each float sum
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(1, 9):", "    s[t] = torch.clamp(s[t - 1] + x[t], min=0)"],
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(1, 9):", "    s[t] = s[t - 1] * 0.9 + x[t]"],
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(2, 9):", "    s[t] = s[t - 2] + x[t]"],
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(1, 5):", "    s[t] = s[t - 1] + x[t]"],
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(1, 9):", "    s[t] = s[t - 1] + x[t] + s[t]"],
+    ["x = torch.randn(9).half()", "s = torch.zeros(9).half()", "for t in range(1, 9):", "    s[t] = s[t - 1] + x[t]"],
+    ["x = torch.rand(9)", "s = torch.zeros(9, dtype=torch.long)", "for t in range(1, 9):", "    s[t] = s[t - 1] + x[t]"],
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(7, -1, -1):", "    s[t] = s[t - 1] + x[t]"],
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(1, 9):", "    if x[t] > 0:",
+     "        s[t] = s[t - 1] + x[t]"],
+    ["x = torch.randn(9)", "s = x[1:]", "for t in range(1, 8):", "    s[t] = s[t - 1] + x[t]"],
+    ["x = torch.randn(9)", "s = torch.zeros(9)", "for t in range(1, 9):", "    s[t] = max(s[t - 1], x[t])"],
+    # an index that may repeat (randint), changed or kept under another name after the permutation is made, or a
+    # permutation of rows: the loop keeps the last value written to a slot
+    ["idx = torch.randint(0, 5, (5,))", "inv = torch.empty_like(idx)", "for i in range(5):", "    inv[idx[i]] = i"],
+    ["perm = torch.randperm(5)", "perm[0] = perm[1]", "inv = torch.empty_like(perm)", "for i in range(5):",
+     "    inv[perm[i]] = i"],
+    ["perm = torch.randperm(5)", "alias = perm", "alias[1] = 0", "inv = torch.zeros(5, dtype=torch.long)",
+     "for i in range(5):", "    inv[perm[i]] = i"],
+    ["x = torch.randn(3, 4)", "perm = x.argsort()", "inv = torch.zeros(4, dtype=torch.long)", "for i in range(3):",
+     "    inv[perm[i, 0]] = i"],
+    ["x = torch.randn(3, 4)", "perm = x.flatten().argsort() % 4", "inv = torch.zeros(4, dtype=torch.long)",
+     "for i in range(12):", "    inv[perm[i]] = i"],
+    ["perm = torch.randperm(5)", "perm.add_(0)", "perm[2] = perm[3]", "for i in range(5):", "    perm[perm[i]] = i"],
+    ["def g(p):", "    p[0] = p[1]", "perm = torch.randperm(5)", "g(perm)", "inv = torch.zeros(5, dtype=torch.long)",
+     "for i in range(5):", "    inv[perm[i]] = i"],
+    ["perm = torch.randperm(300, dtype=torch.int8)", "inv = torch.zeros(300, dtype=torch.long)",
+     "for i in range(300):", "    inv[perm[i]] = i"],
     # a triangle (the inner walk's length depends on the outer index), a recurrence along the row, an outer element
     # that is not a tensor row (a Python list), a random draw per element
     ["X = torch.randn(4, 4)", "total = 0.0", "for i in range(4):", "    for v in X[i, :i]:", "        total += v"],
@@ -1065,6 +1416,44 @@ def test_scans(r):
     counted("scans", program(lines), tolerance=1e-4 * max(1, n))
 
 
+STORE_SCANS = ["{o}[i - 1] + x[i]", "x[i] + {o}[i - 1]", "{o}[i - 1] * x[i]", "torch.maximum({o}[i - 1], x[i])",
+               "torch.minimum(x[i], {o}[i - 1])", "torch.max({o}[i - 1], x[i])", "torch.min(x[i], {o}[i - 1])",
+               "{o}[i - 1] + x[i] * 2", "{o}[i - 1] + (x[i] - x[i].mean())"]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_store_scans(r):
+    """``out[i] = out[i - 1] + x[i]`` (``*``, ``torch.maximum``/``minimum``, ``torch.max``/``min`` of two) over
+    ``range(1, N)``, and backwards ``out[t] = out[t + 1] + x[t]`` over ``range(N - 2, -1, -1)`` / ``reversed(range(N -
+    1))``: the scan of the first (last) slot then the values; 1-d and rows, NaN, ints (which wrap alike), empty."""
+    n, d = r.choice([0, 1, 2, 9]), r.choice([0, 3])
+    dtype = r.choice(FLOATS + INTS)
+    shape = (n, d) if d else (n,)
+    lines = [seed(r), f"x = {laid_out(r, shape, dtype)}"]
+    if dtype in FLOATS and n > 3 and r.random() < 0.3:
+        lines.append("x[3] = float('nan')")
+    lines.append(r.choice(["out = x.clone()", "out = torch.zeros_like(x)", "out = torch.empty_like(x)",
+                           f"out = torch.ones({', '.join(map(str, shape))}, dtype={r.choice(FLOATS + INTS)})"]))
+    forward = r.random() < 0.6
+    first = "0" if forward else "len(x) - 1"
+    if (r.random() < 0.8 or "empty" in lines[-1]) and n:  # (an unset empty slot is garbage, different per run)
+        lines.append(f"out[{first}] = x[{first}]")
+    if forward:
+        header = r.choice(["for i in range(1, len(x)):", f"for i in range(1, {n}):", "for i in range(1, x.shape[0]):"])
+        body = r.choice(STORE_SCANS).format(o="out")
+    else:
+        header = r.choice(["for i in range(len(x) - 2, -1, -1):", "for i in reversed(range(len(x) - 1)):",
+                           f"for i in range({n - 2}, -1, -1):"])
+        body = r.choice(STORE_SCANS).format(o="out").replace("[i - 1]", "[i + 1]")
+    if "mean" in body and (dtype in INTS or not d):
+        body = body.replace(" + (x[i] - x[i].mean())", " + x[i]")
+    lines += [header, f"    out[i] = {body}"]
+    if r.random() < 0.5:
+        lines = [lines[0]] + in_function(r, lines[1:], {})
+    counted("store scans", program(lines), tolerance=1e-4 * max(1, n))
+
+
 # -- vmap and comprehensions -------------------------------------------------------------------------------------------
 FUNCTION_BODIES = [
     ["return torch.sin(x) * x + x ** 2"], ["y = x - x.mean()", "return y / (y.norm() + 1e-6)"],
@@ -1188,6 +1577,18 @@ def test_search_loops(r):
 
 # -- near-misses: no fix, ever -----------------------------------------------------------------------------------------
 NEAR_MISSES = [
+    # the no-dim median of an empty row is NaN, the dim form raises; along an expanded dim torch's median(dim)
+    # returns garbage
+    ["x = torch.randn(4, 0)", "med = torch.zeros(4)", "for i in range(4):", "    med[i] = x[i].median()"],
+    ["x = torch.randn(6, 1).expand(6, 5)", "med = torch.zeros(6)", "for i in range(6):", "    med[i] = x[i].median()"],
+    ["x = torch.randn(6, 1).expand(6, 5)", "med = torch.zeros(6)", "for i in range(6):",
+     "    med[i] = x[i].median(dim=0).values"],
+    ["x = torch.randn(6, 1).expand(6, 5)", "med = torch.zeros(6)", "for i in range(6):",
+     "    med[i] = torch.nanmedian(x[i], 0)[0]"],
+    # trace raises on bool matrices, the diagonal's sum would not; and it is only defined for matrices
+    ["M = torch.rand(4, 3, 3) > 0.5", "tr = torch.zeros(4)", "for k in range(4):", "    tr[k] = torch.trace(M[k])"],
+    ["M = torch.randn(4, 2, 3, 3)", "tr = torch.zeros(4)", "for k in range(4):", "    tr[k] = torch.trace(M[k])"],
+    ["M = torch.randn(4, 3)", "tr = torch.zeros(4)", "for k in range(4):", "    tr[k] = M[k].trace()"],
     # a recurrence through the output or the input
     ["x = torch.randn(6)", "out = torch.zeros(6)", "for i in range(1, 6):", "    out[i] = out[i - 1] * 0.5 + x[i]"],
     ["x = torch.randn(6)", "for i in range(1, 6):", "    x[i] = x[i] - 0.5 * x[i - 1]"],

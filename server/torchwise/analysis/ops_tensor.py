@@ -7,7 +7,7 @@ import math
 from typing import Optional
 
 from torchwise.analysis import dtypes, layout, shapes
-from torchwise.analysis.dims import Sym, fmt_dim
+from torchwise.analysis.dims import Sym, dim_eq, fmt_dim
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.legacy import LEGACY_CONSTRUCTORS
 from torchwise.analysis.ops_einops import sublist_as_equation
@@ -110,6 +110,39 @@ def _randint(inf, call: Call):
         size = positional[-1] if len(positional) in (2, 3) else None
     shape = factory_dims([size]) if size is not None else None
     dtype, why = _dtype(inf, call, DType.int64, "randint makes int64 unless dtype= says otherwise")
+    return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
+
+
+@_register(TORCH_FUNCTIONS, "torch.cdist")
+def _cdist(inf, call: Call):
+    # cdist(x1 (P, M), x2 (R, M), p=2.0): a new (P, R) tensor of x1's float dtype; both float32 or both float64
+    # (mixed raises, half has no kernel), one device, the same number of columns
+    if call.starred or not 2 <= len(call.args) <= 3 or set(call.kwargs) - {"p"}:
+        return None
+    x1, x2 = call.get(0, "x1"), call.get(1, "x2")
+    if not (isinstance(x1, TensorValue) and isinstance(x2, TensorValue) and x1.shape is not None
+            and x2.shape is not None and len(x1.shape) == len(x2.shape) == 2):
+        return None
+    if x1.dtype not in (DType.float32, DType.float64) or x2.dtype is not x1.dtype:
+        return None
+    if x1.device is None or x1.device != x2.device or dim_eq(x1.shape[1], x2.shape[1]) is not True:
+        return None
+    shape = (x1.shape[0], x2.shape[0])
+    return derived(inf, x1, x2, shape=shape, strides=layout.contiguous_strides(shape),
+                   why="cdist keeps its inputs' dtype")
+
+
+@_register(TORCH_FUNCTIONS, "torch.randperm")
+def _randperm(inf, call: Call):
+    # randperm(n): the ints 0..n-1 shuffled, int64 unless dtype= says otherwise
+    if call.starred or len(call.args) != 1 or not call.given(0, "n"):
+        return None
+    n = call.get(0, "n")
+    if isinstance(n, SeqValue) or isinstance(n, ScalarValue) and (
+            n.kind != "int" or n.value is None or type(n.value) is int and n.value < 0):
+        return None  # randperm takes one int >= 0, never a shape
+    shape = factory_dims([n])
+    dtype, why = _dtype(inf, call, DType.int64, "randperm makes int64 unless dtype= says otherwise")
     return make_tensor(inf, dtype, shape, _device(inf, call), _requires_grad(call), why, "new memory")
 
 

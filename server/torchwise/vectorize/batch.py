@@ -109,6 +109,7 @@ class Batcher(Indexing, Calling):
         self.lists: set = set()  # lists the body appends to: never read in the body
         self.target_reads: dict = {}  # target -> index dumps it was read at (before its write)
         self.written: set = set()  # targets already written in this iteration
+        self.repeatable_writes: dict = {}  # target -> the kind of write that may come again (``written_slot``)
         self.scans: dict = {}  # accumulator -> a function giving its per-iteration values (a scan)
         self.reads: set = set()  # names of the tensors the body reads
         self.select: Optional[tuple] = None  # (mask text, the count it keeps): every walk masked first
@@ -616,6 +617,9 @@ class Batcher(Indexing, Calling):
             raise Refuse("an op the analysis cannot follow here (or PyTorch raises)")
         if python:
             return self._python_pointwise(operands, render, elem, python_op)
+        if isinstance(elem, TensorValue) and elem.dtype is DType.float64:
+            operands = [self._float64_literal(v) for v in operands]
+            batched = [v for v in operands if v.batched]
         rank = max(v.rank for v in operands if v.is_tensor or v.batched)
         invariant_ranks = [_effective_rank(v) for v in operands if v.is_tensor and not v.batched]
         wanted = max([v.rank for v in batched] + invariant_ranks)
@@ -640,6 +644,18 @@ class Batcher(Indexing, Calling):
             facts = facts_of([(v.moved[1] or _unmoved(v.whole, k)) if v.batched else v.elem for v in padded])
             return replace(vec, moved=(moved[0], facts if _known(facts) else None, k))
         return vec
+
+    def _float64_literal(self, vec: Vec) -> Vec:
+        """A walked list of Python floats (``enumerate([0.2126, 0.7152, 0.0722])``) meeting float64 values: the loop
+        computes with the exact doubles, so its tensor is made float64 (the default float would round them)."""
+        literal = f"{self.torch}.tensor("
+        if not (vec.batched and vec.python and isinstance(vec.elem, ScalarValue) and vec.elem.kind == "float"
+                and isinstance(vec.whole, TensorValue) and vec.whole.dtype is not DType.float64
+                and vec.base is not None and vec.base == vec.text and vec.text.startswith(literal)
+                and vec.text.endswith(")") and "dtype=" not in vec.text):
+            return vec
+        text = f"{vec.text[:-1]}, dtype={self.torch}.float64)"
+        return replace(vec, text=text, prec=ATOM, base=text, whole=vec.whole.with_(dtype=DType.float64))
 
     def _operand_text(self, vec: Vec) -> str:
         return vec.text

@@ -27,7 +27,7 @@ from torchwise.analysis.dtypes import DType
 from torchwise.analysis.values import ScalarValue, TensorValue
 from torchwise.vectorize.batch import Batcher
 from torchwise.vectorize.vec import Vec
-from torchwise.vectorize.expr import ATOM, BAND, BOR, UNARY, Inherent, Refuse, no_raising_ops, wrap
+from torchwise.vectorize.expr import ATOM, BAND, BOR, UNARY, Inherent, Refuse, no_raising_ops, number_literal, wrap
 
 
 @dataclass
@@ -79,6 +79,18 @@ class InPlaceScan:
     target: str
     op: str
     stmt: ast.stmt
+
+
+@dataclass
+class StoreScan:
+    """``out[i] = out[i - 1] + v`` over ``range(1, N)`` (``*``, ``torch.maximum``/``minimum``), or backwards
+    ``out[t] = out[t + 1] + v`` over ``range(N - 2, -1, -1)``: each slot combines the one written just before it."""
+    target: str
+    op: str  # "+", "*", "max", "min"
+    value: Vec
+    stmt: ast.stmt
+    node: ast.expr  # the store's target (``out[i]``)
+    forward: bool
 
 
 @dataclass
@@ -152,6 +164,8 @@ class BodyTranslator:
             return
         if isinstance(stmt, (ast.Break, ast.Return)):
             raise Inherent("the loop may stop early")
+        if isinstance(stmt, ast.Assign):
+            raise Refuse("a chained assignment (`a[i] = b[j] = ...`) in the loop body")
         raise Refuse(f"a `{type(stmt).__name__.lower()}` statement in the loop body")
 
     def assign(self, stmt, target: ast.expr, value: ast.expr, cond: Optional[Vec]) -> None:
@@ -177,11 +191,42 @@ class BodyTranslator:
         found = _target(target)
         if found is not None:
             name, parts = found
+            scan = self._store_scan(stmt, target, name, value, cond)
+            if scan is not None:
+                self.batcher.written_slot(name, parts)
+                self.body.writes.append(scan)
+                return
             vec = self.batcher(value)
-            self.batcher.written_slot(name, parts)
+            constant = number_literal(vec.text) if not vec.batched and cond is None else None
+            self.batcher.written_slot(name, parts, repeatable=None if constant is None else ("number", constant))
             self.body.writes.append(Store(name, target, vec, cond, stmt, parts, value))
             return
         raise Refuse("an assignment target not understood")
+
+    _SCAN_CALLS = {"torch.maximum": "max", "torch.minimum": "min", "torch.max": "max", "torch.min": "min"}
+
+    def _store_scan(self, stmt, target: ast.expr, name: str, value: ast.expr, cond) -> Optional[StoreScan]:
+        """``out[i] = OP(out[i - 1], v)`` (either order), the only read of ``out``, one loop, unconditional."""
+        levels = self.batcher.levels
+        if len(levels) != 1 or levels[0].index is None or cond is not None or not isinstance(target, ast.Subscript):
+            return None
+        if self.batcher.affine(target.slice) != (0, 1, 0):
+            return None
+        if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Mult)):
+            op, operands = ("+" if isinstance(value.op, ast.Add) else "*"), [value.left, value.right]
+        elif isinstance(value, ast.Call) and len(value.args) == 2 and not value.keywords \
+                and self.batcher.scope.qualname(value.func) in self._SCAN_CALLS:
+            op, operands = self._SCAN_CALLS[self.batcher.scope.qualname(value.func)], list(value.args)
+        else:
+            return None
+        for k, operand in enumerate(operands):
+            if isinstance(operand, ast.Subscript) and isinstance(operand.value, ast.Name) \
+                    and operand.value.id == name:
+                shift = self.batcher.affine(operand.slice)
+                other = operands[1 - k]
+                if shift in ((0, 1, -1), (0, 1, 1)) and not _mentions(other, name):
+                    return StoreScan(name, op, self.batcher(other), stmt, target, forward=shift == (0, 1, -1))
+        return None
 
     def bind(self, name: str, vec: Vec, cond: Optional[Vec]) -> None:
         """A temporary: its batched value (computed for every element; under a condition only the writes are
@@ -239,7 +284,7 @@ class BodyTranslator:
                 self.body.writes.append(scan)
                 return
             vec = self.batcher(stmt.value)
-            self.batcher.written_slot(name, parts, read=True)
+            self.batcher.written_slot(name, parts, read=True, repeatable="add" if op in ("+", "-") else None)
             self.body.writes.append(Scatter(name, stmt.target, vec, op, cond, stmt, parts))
             return
         raise Refuse("an in-place update not understood")
@@ -340,7 +385,7 @@ class BodyTranslator:
         test = self.batcher(stmt.test)
         clamp = _clamp_of(stmt)
         for part in stmt.body + stmt.orelse:
-            no_raising_ops(part)  # a branch the loop skips for some elements is computed for all of them
+            no_raising_ops(part, self.batcher.ctx)  # a branch the loop skips for some elements is computed for all
         before = dict(self.batcher.env)
         taken = self._and(cond, test)
         start = len(self.body.writes)
@@ -574,5 +619,5 @@ def classify_names(statements: list) -> tuple:
     return targets, accumulators, lists
 
 
-__all__ = ["Accumulate", "Append", "Body", "BodyTranslator", "InPlaceScan", "Scatter", "Store", "bound_names",
-           "classify_names", "copy_store"]
+__all__ = ["Accumulate", "Append", "Body", "BodyTranslator", "InPlaceScan", "Scatter", "Store", "StoreScan",
+           "bound_names", "classify_names", "copy_store"]

@@ -236,6 +236,8 @@ class Calling:
             if grid is not None:
                 return grid
         receiver = self(node.func.value)
+        if name == "trace" and not node.args and not node.keywords and receiver.batched:
+            return _trace_of(self, receiver)
         if not receiver.batched:
             if not receiver.is_tensor:
                 raise Inherent(f"`.{name}()` of something that is not a tensor")
@@ -566,6 +568,21 @@ class Calling:
                                   qualname if renamed == op.name or qualname is None
                                   else qualname.rsplit(".", 1)[0] + "." + renamed, renamed)
         deps = frozenset().union(*(bound[n].deps for n in inputs))
+        if op.name in ("median", "nanmedian"):
+            strides = getattr(bound[names[0]].whole, "strides", None)
+            if strides is None or 0 in strides:
+                # torch 2.13: `x.median(dim)` along an expanded (stride-0) dim returns garbage, where the loop's
+                # median of each (expanded) slice is right
+                raise Refuse(f"`{op.name}` along a dim of unknown or zero stride (an expanded tensor)")
+        if full_reduction and op.has("values_indices") and isinstance(elem, TensorValue) \
+                and isinstance(whole, SeqValue) and whole.items and len(whole.items) == 2:
+            # `row.median()` is one value; with a dim, `x.median(1)` is (values, indices): its values. An empty
+            # slice's median is NaN, where the dim form raises
+            if not all(dims.dim_lt(0, d) is True for d in bound[names[0]].shape):
+                raise Refuse(f"`{op.name}()` of an empty slice is NaN, with a dim it raises: the slices may be empty")
+            vec = Vec(f"{wrap(text, ATOM, ATOM)}.values", ATOM, elem, whole.items[0], deps)
+            self.prove(vec)
+            return vec
         if isinstance(elem, SeqValue) and isinstance(whole, SeqValue) and elem.items and whole.items \
                 and len(elem.items) == len(whole.items) == 2:
             parts = []
@@ -1001,6 +1018,32 @@ def _mse_loss(batcher: Batcher, node: ast.Call) -> Vec:
     return vec
 
 
+def _trace(batcher: Batcher, node: ast.Call) -> Vec:
+    """``torch.trace(M[k])``: one matrix per element, the sums of the last two dims' diagonals. Trace's own dtype
+    rule: integers sum to int64, floats keep theirs; bool and complex are refused (trace raises on bool, where the
+    diagonal's sum would not)."""
+    if len(node.args) != 1 or node.keywords:
+        raise Refuse("`trace` with options")
+    return _trace_of(batcher, batcher(node.args[0]))
+
+
+def _trace_of(batcher: Batcher, m: Vec) -> Vec:
+    from torchwise.analysis.dtypes import is_integral
+
+    if not (m.is_tensor and m.batched and m.rank == 2 and not m.lost and m.dtype is not None):
+        raise Refuse("`trace` of something that is not one matrix per element")
+    if not (is_floating(m.dtype) or is_integral(m.dtype)):
+        raise Refuse(f"`trace` of {m.dtype.short} (it raises on bool)")
+    dtype = m.dtype if is_floating(m.dtype) else DType.int64
+    text = f"{m.atom()}.diagonal(dim1=-2, dim2=-1).sum(-1)"
+    elem = m.elem.with_(shape=(), strides=(), dtype=dtype, memory=None)
+    shape = tuple(m.whole.shape[: m.batch_dims])
+    whole = m.whole.with_(shape=shape, strides=layout.contiguous_strides(shape), dtype=dtype, memory=None)
+    vec = Vec(text, ATOM, elem, whole, m.deps)
+    batcher.prove(vec)
+    return vec
+
+
 def _one_hot(batcher: Batcher, node: ast.Call) -> Vec:
     """``F.one_hot(y[i], num_classes=K)``: one row per element, the rows of ``F.one_hot(y, K)``."""
     if len(node.args) not in (1, 2) or any(k.arg != "num_classes" for k in node.keywords):
@@ -1128,7 +1171,8 @@ def _quantile(batcher: Batcher, node: ast.Call) -> Vec:
 
 _LOCAL_RULES = {"torch.nn.functional.mse_loss": _mse_loss, "torch.nn.functional.one_hot": _one_hot,
                 "torch.nn.functional.cross_entropy": _cross_entropy, "torch.zeros_like": _like,
-                "torch.ones_like": _like, "torch.full_like": _like, "torch.quantile": _quantile}
+                "torch.ones_like": _like, "torch.full_like": _like, "torch.quantile": _quantile,
+                "torch.trace": _trace}
 
 
 def _topk_facts(values: dict):

@@ -28,7 +28,7 @@ from torchwise.analysis.dtypes import DType, category, is_floating, is_integral
 from torchwise.analysis.values import ScalarValue, TensorValue
 from torchwise.vectorize import proof, rewrite, shared
 from torchwise.vectorize.vec import Vec, _certain, _known, _shaped
-from torchwise.vectorize.body import Accumulate, Append, Body, InPlaceScan, Scatter, Store
+from torchwise.vectorize.body import Accumulate, Append, Body, InPlaceScan, Scatter, Store, StoreScan
 from torchwise.vectorize.expr import ATOM, TERM, UNARY, Inherent, Refuse, number_literal, precedence_of, wrap
 
 _ALLOCATORS = frozenset({"torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_like",
@@ -48,7 +48,9 @@ class Rewrite:
     title: str
     lines: list  # statements replacing the loop
     deletes: list = field(default_factory=list)  # statements deleted (allocations, starting values)
-    after: Optional[tuple] = None  # (statement after the loop, the call in it, its replacement text, precedence)
+    # the statements right after the loop that stack its lists, in order: (statement, the call in it, its replacement
+    # text, precedence) each
+    after: Optional[tuple] = None
     empty_differs: bool = False  # only the empty loop differs (said in the title)
 
 
@@ -80,7 +82,7 @@ class Emitter:
         names = set()
         for write in self.body.writes:
             key = getattr(write, "target", None) or getattr(write, "name", None)
-            if key in names:
+            if key in names and not self._repeatable(key):
                 raise Refuse(f"`{key}` is written by two statements")
             names.add(key)
         for write in self.body.writes:
@@ -96,6 +98,8 @@ class Emitter:
                 self.scatter(write)
             elif isinstance(write, InPlaceScan):
                 self.in_place_scan(write)
+            elif isinstance(write, StoreScan):
+                self.store_scan(write)
         self.obligations()
         self.lines[:0] = _live(self.body.prelude, self.lines)
         self.lines = shared.computed_once(_unpacked(self.lines), self.torch(), self.fresh_name, self._known_tensor)
@@ -106,7 +110,24 @@ class Emitter:
         title = f"Vectorize: `{_short(text, 50)}`"
         if self.empty_differs:
             title += " (differs when the loop runs zero times)"
-        return Rewrite(code, message, title, self.lines, self.deletes, self.after, self.empty_differs)
+        after = None
+        if self.after:
+            after = tuple(sorted(self.after, key=lambda a: a[0].lineno))
+            if not proof.consecutive_after(self.ctx, self.loop, [a[0] for a in after]):
+                raise Refuse("the lists are stacked by statements that do not follow the loop one after the other")
+        return Rewrite(code, message, title, self.lines, self.deletes, after, self.empty_differs)
+
+    def _repeatable(self, key: str) -> bool:
+        """Several writes into ``key`` in one iteration whose order cannot matter (``written_slot``): additions into
+        slots, or one number into gathered slots (``A[u, v] = 1; A[v, u] = 1``), each written as its own statement."""
+        writes = [w for w in self.body.writes if getattr(w, "target", None) == key]
+        kind = self.batcher.repeatable_writes.get(key)
+        if kind == "add":
+            return all(isinstance(w, Scatter) for w in writes)
+        if kind is None or not all(isinstance(w, Store) for w in writes):
+            return False
+        target = self.ctx.value(_base_of(writes[0].node))
+        return _known(target) and all(self._slots(key, target, w.parts)["kind"] == "gather" for w in writes)
 
     def _known_tensor(self, name: str) -> bool:
         """The loop reads ``name`` as a tensor (what is known of it there)."""
@@ -118,7 +139,7 @@ class Emitter:
     def head(self) -> str:
         """What the loop does, in the words of its writes."""
         writes = [w for w in self.body.writes if not (isinstance(w, Accumulate) and w.scanned)]
-        names = ", ".join(f"`{getattr(w, 'target', None) or w.name}`" for w in writes)
+        names = ", ".join(dict.fromkeys(f"`{getattr(w, 'target', None) or w.name}`" for w in writes))
         if all(isinstance(w, Store) for w in writes):
             return f"loop fills {names} one element at a time"
         if len(writes) == 1:
@@ -126,6 +147,9 @@ class Emitter:
             if isinstance(write, Scatter):
                 verb = {"*": "multiplies", "/": "divides"}.get(write.op, "adds into")
                 return f"loop {verb} {names} one element at a time"
+            if isinstance(write, StoreScan):
+                kind = {"+": "sums", "*": "products", "max": "maxima", "min": "minima"}[write.op]
+                return f"loop fills {names} with running {kind} one element at a time"
             if isinstance(write, InPlaceScan):
                 kind = "sums" if write.op == "+" else "products"
                 return f"loop turns {names} into running {kind} one element at a time"
@@ -134,7 +158,7 @@ class Emitter:
                     return "filter loop over tensor elements; a boolean mask selects them in one op"
                 if self.levels[0].kind == "list":
                     return "loop applies the same tensor ops to each item of a list"
-                if self.after is None:  # the list itself is the result
+                if not self.after:  # the list itself is the result
                     return "loop builds a list of numbers one element at a time"
                 return "loop builds a list one element at a time, then stacks it"
             if isinstance(write, Accumulate):
@@ -571,10 +595,15 @@ class Emitter:
             raise Refuse("a gathered store inside nested loops")
         value = write.value
         walks = plan["walks"]
-        if not walks and value.batched:
+        if not walks and value.batched and not self._distinct_slots(write, plan):
             raise Refuse("two elements may write the same slot, and the loop keeps the last")
         if plan["ragged"] is not None:
             raise Refuse("a gathered store into a ragged slice")
+        masked = self._masked_rows(write, target, plan)
+        if masked is not None:
+            self.lines.append(masked)
+            self.summary.append(masked)
+            return
         rows = self._rows_of_indices(write, plan)
         if rows is not None:
             self.lines.append(rows)
@@ -595,6 +624,38 @@ class Emitter:
         line = f"{write.target}[{', '.join(texts)}] = {self._same_dtype(value, target, write.target)}"
         self.lines.append(line)
         self.summary.append(line)
+
+    def _distinct_slots(self, write: Store, plan: dict) -> bool:
+        """``inv[perm[i]] = i``: the one gathered index is a permutation made before the loop (each slot once)."""
+        from torchwise.vectorize.permutations import distinct_by_construction
+
+        gathers = plan["gathers"]
+        if len(gathers) != 1 or len(write.parts) != 1:
+            return False
+        position, index, _ = gathers[0]
+        return index.batch_dims == 1 and index.rank == 0 and distinct_by_construction(
+            self.ctx, self.m.scope, self.loop, write.parts[position])
+
+    def _masked_rows(self, write: Store, target: TensorValue, plan: dict) -> Optional[str]:
+        """``acts[i][acts[i] < 0] = 0`` over every row: each row's own boolean mask picks its slots for one number;
+        the masks of all rows are the mask of the whole tensor (computed from the rows before any is written, as
+        each iteration computes its row's before writing it): ``acts[acts < 0] = 0``."""
+        walks, gathers, value = plan["walks"], plan["gathers"], write.value
+        if len(self.levels) != 1 or len(walks) != 1 or len(gathers) != 1 or len(plan["items"]) != 2 \
+                or value.batched or write.cond is not None:
+            return None
+        (k, dim, c1, c0, position), (g_position, mask, g_dim) = walks[0], gathers[0]
+        if (position, dim, g_position, g_dim) != (0, 0, 1, 1) or not self._covers_dim0(target, walks[0]):
+            return None
+        if not (mask.is_tensor and mask.dtype is DType.bool and mask.batch_dims == 1 and not mask.lost
+                and len(mask.shape) == len(target.shape) - 1
+                and all(_certain(dims.dim_eq(a, b)) for a, b in zip(mask.shape, target.shape[1:]))):
+            return None
+        if not (value.is_tensor and value.rank == 0 or isinstance(value.elem, ScalarValue)) \
+                or not _fits(value, target):
+            return None
+        self._write_checks(write, target)
+        return f"{write.target}[{mask.text}] = {value.text}"
 
     def _rows_of_indices(self, write: Store, plan: dict) -> Optional[str]:
         """``mask[i, scores[i].topk(k).indices] = True``: one number into several slots of each row, picked by a
@@ -635,23 +696,21 @@ class Emitter:
         if any(not (isinstance(item, slice) and item == slice(None)) for p, item in plan["basics"]):
             raise Refuse("a ragged store with other indices")
         lower, upper = part.lower, part.upper
-        if (lower is None) == (upper is None):
-            raise Refuse("a ragged slice with two bounds")
-        bound = b(upper if upper is not None else lower)
-        if not (bound.batched and ((bound.is_tensor and bound.rank == 0 and bound.dtype is not None
-                                    and is_integral(bound.dtype) and bound.dtype not in (DType.uint8,))
-                                   or (bound.python and bound.elem.kind == "int"))):
-            raise Refuse("a slice bound that is not one integer per row")
+        if lower is None and upper is None:
+            raise Refuse("a ragged slice without bounds")
+        # (comparison, bound) per given bound: `x[b, lo[b]:hi[b]]` is the positions >= lo and < hi (each bound
+        # counted from the end when negative, as Python does; an empty slice when hi <= lo)
+        bounds = ([(">=", b(lower))] if lower is not None else []) + ([("<", b(upper))] if upper is not None else [])
+        for _, bound in bounds:
+            if not (bound.batched and ((bound.is_tensor and bound.rank == 0 and bound.dtype is not None
+                                        and is_integral(bound.dtype) and bound.dtype not in (DType.uint8,))
+                                       or (bound.python and bound.elem.kind == "int"))):
+                raise Refuse("a slice bound that is not one integer per row")
         size_text = f"{write.target}.shape[1]"  # the row length, as the program sizes it
         torch = self.torch()
-        positions = f"{torch}.arange({size_text})"
-        # Python slices count a negative bound from the end (bounds known >= 0 need no wrap)
-        exact = f"{bound.text}[:, None]" if self._nonnegative(bound.text) else \
-            f"{torch}.where({bound.text} < 0, {bound.atom()} + {size_text}, {bound.text})[:, None]"
-        compare = "<" if upper is not None else ">="
-        mask = f"{positions} {compare} {exact}"
+        mask = self._ragged_mask(f"{torch}.arange({size_text})", size_text, bounds)
         alloc = proof.binding_before(self.ctx, self.loop, write.target)
-        fresh = self._ragged_mask_alone(write, target, alloc, value, compare, bound)
+        fresh = self._ragged_mask_alone(write, target, alloc, value, bounds)
         if fresh is not None:
             self.lines.append(fresh)
             self.summary.append(fresh)
@@ -663,7 +722,16 @@ class Emitter:
         self.lines.append(line)
         self.summary.append(line)
 
-    def _ragged_mask_alone(self, write, target: TensorValue, alloc, value: Vec, compare: str, bound: Vec):
+    def _ragged_mask(self, positions: str, length: str, bounds: list) -> str:
+        """``positions < n[:, None]`` (``>=`` for a lower bound; both, and-ed, for two)."""
+        parts = []
+        for compare, bound in bounds:
+            exact = f"{bound.text}[:, None]" if self._nonnegative(bound.text) else \
+                f"{self.torch()}.where({bound.text} < 0, {bound.atom()} + {length}, {bound.text})[:, None]"
+            parts.append(f"{positions} {compare} {exact}")
+        return parts[0] if len(parts) == 1 else " & ".join(f"({p})" for p in parts)
+
+    def _ragged_mask_alone(self, write, target: TensorValue, alloc, value: Vec, bounds: list):
         """``mask = torch.zeros(B, T, dtype=torch.bool)`` then ``mask[b, :n[b]] = True`` for every row: the mask is
         the comparison itself (``mask = torch.arange(T) < n[:, None]``), no zeros and no masked write. Its shape
         is (B, T): ``n`` has one bound per row (the walk covers dim 0) and the arange is the row's length."""
@@ -685,10 +753,12 @@ class Emitter:
         except Doubt:
             return None
         length = self.source.text_of(self.source.span(sizes[1]))
-        exact = f"{bound.text}[:, None]" if self._nonnegative(bound.text) else \
-            f"{self.torch()}.where({bound.text} < 0, {bound.atom()} + {length}, {bound.text})[:, None]"
         self.deletes.append(alloc)
-        return f"{write.target} = {self.torch()}.arange({length}) {compare} {exact}"
+        positions = f"{self.torch()}.arange({length})"
+        if len(bounds) == 2:
+            positions = self.fresh_name("pos")
+            self.lines.append(f"{positions} = {self.torch()}.arange({length})")
+        return f"{write.target} = {self._ragged_mask(positions, length, bounds)}"
 
     def _covers_dim0(self, target: TensorValue, walk) -> bool:
         k, dim, c1, c0, _ = walk
@@ -793,7 +863,7 @@ class Emitter:
         if after is None:  # the list itself is the result: bound where the loop was
             self.lines.append(f"{write.name} = {text}")
         else:
-            self.after = (after, call, text, prec)
+            self.after = (self.after or []) + [(after, call, text, prec)]
         self.summary.append(text)
 
     def converted(self, value: Vec, how: str, mask: Optional[Vec], call: Optional[ast.Call],
@@ -1061,6 +1131,49 @@ class Emitter:
         self.lines.append(line)
         self.summary.append(line)
 
+    _SCANS = {"+": "cumsum({}, 0)", "*": "cumprod({}, 0)", "max": "cummax({}, 0).values", "min": "cummin({}, 0).values"}
+
+    def store_scan(self, write: StoreScan) -> None:
+        """``out[i] = out[i - 1] + v[i]``: the slots from the first one on are the scan of the first slot's value
+        followed by the values, ``out[:] = torch.cumsum(torch.cat([out[:1], V]), 0)`` (backwards: from the last slot,
+        flipped). The same additions in the same order, for float32/float64 and int64/int32 (ints wrap alike)."""
+        self.codes.append("TW401")
+        level, value = self.levels[0], write.value
+        target = self.ctx.value(_base_of(write.node))
+        if not _known(target) or not target.shape:
+            raise Doubt(f"`{write.target}`'s dtype or shape is unknown")
+        size = target.shape[0]
+        if write.forward:
+            covers = level.step == 1 and _certain(dims.dim_eq(level.start, 1))
+        else:
+            covers = level.step == -1 and _certain(dims.dim_eq(level.start + 2, size))
+        if not (covers and _certain(dims.dim_eq(level.count + 1, size))):
+            raise Refuse("a running recurrence over part of the tensor")
+        if target.dtype not in (DType.float32, DType.float64, DType.int64, DType.int32):
+            raise Doubt(f"a scan of {target.dtype.short} rounds differently one step at a time")
+        if not (value.is_tensor and value.batched and value.batch_dims == 1 and not value.lost
+                and value.dtype is target.dtype and len(value.shape) == len(target.shape) - 1
+                and all(_certain(dims.dim_eq(a, b)) for a, b in zip(value.shape, target.shape[1:]))):
+            raise Refuse(f"the values combined into `{write.target}` are not its slots' shape and dtype")
+        self._in_place_allowed(write)
+        self._device_check(write, target)
+        first = f"{write.target}[:1]" if write.forward else f"{write.target}[-1:]"
+        scan = f"{self.torch()}." + self._SCANS[write.op].format(f"{self.torch()}.cat([{first}, {value.text}])")
+        line = f"{write.target}[:] = {scan if write.forward else wrap(scan, ATOM, ATOM) + '.flip(0)'}"
+        self.lines.append(line)
+        self.summary.append(line)
+
+    def _scatter_spans_nest(self, write: Scatter, plan: dict) -> bool:
+        """``counts[i, tok] += 1`` inside ``for i ...: for tok in docs[i]``: the indices, broadcast, take one slot per
+        iteration of the nest (every loop dim is followed by some index), so one accumulating ``index_put_`` adds
+        what the loop adds. Unconditional only."""
+        if write.cond is not None:
+            return False
+        followed = {w[0] for w in plan["walks"]}
+        for _, gathered, _ in plan["gathers"]:
+            followed |= set(gathered.deps)
+        return followed == set(range(len(self.levels)))
+
     # -- out[idx[i]] += v -------------------------------------------------------------------------------------
     def scatter(self, write: Scatter) -> None:
         value = write.value
@@ -1071,13 +1184,14 @@ class Emitter:
         if plan["kind"] == "walk":
             self._accumulate_walk(write, target, plan)
             return
-        if plan["kind"] != "gather" or len(self.levels) != 1:
+        depth = len(self.levels)
+        if plan["kind"] != "gather" or depth > 1 and not self._scatter_spans_nest(write, plan):
             raise Refuse("an accumulation into slots not understood")
         self.codes.append("TW401")
         if write.op not in ("+", "-"):
             raise Refuse("a scattered product")
         b = self.batcher
-        texts = _index_texts(b, plan, plan["walks"], "scatter")
+        texts = _index_texts(b, plan, plan["walks"], "scatter", depth)
         if any(isinstance(item, slice) and item != slice(None) for _, item in plan["basics"]) or \
                 any(item is None for _, item in plan["basics"]):
             raise Refuse("a scatter with other indices")
@@ -1124,7 +1238,9 @@ class Emitter:
         self._device_check(write, target)
         self._in_place_target_ok(write)
         line = f"{write.target}.index_put_(({', '.join(indices)},), {vtext}, accumulate=True)"
-        if value.batched and len(indices) == 1 and not plan["walks"] and len(plan["gathers"]) == 1:
+        if depth > 1:
+            pass  # the indices broadcast over the loop dims: `index_add_` takes one 1-d index only
+        elif value.batched and len(indices) == 1 and not plan["walks"] and len(plan["gathers"]) == 1:
             # rows added at their index: `index_add_`, its negative indices wrapped as Python's (past the end
             # they still raise, as the loop does)
             index = indices[0]
@@ -1412,14 +1528,16 @@ def _short(text: str, limit: int = 70) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _index_texts(batcher, plan: dict, walks, what: str) -> list:
+def _index_texts(batcher, plan: dict, walks, what: str, depth: int = 1) -> list:
     """The texts of a store's (or scatter's) indices on whole tensors: each walked index an ``arange``, each
-    gathered one the batched index itself, which must be one integer per element following the loop."""
+    gathered one the batched index itself, which must be one integer per element following the loop (in a nest,
+    laid out along the loop dims it follows, so that the indices broadcast)."""
     texts = list(plan["texts"])
     for k, dim, c1, c0, position in walks:
         texts[position] = batcher._walk_indices(("walk", k, c1, c0))
     for position, gathered, dim in plan["gathers"]:
-        if gathered.deps != frozenset({0}):
+        if depth == 1 and gathered.deps != frozenset({0}) or depth > 1 and not (
+                gathered.deps and gathered.batch_dims == depth and not gathered.lost):
             raise Refuse(f"a {what} index that does not follow the loop")
         if gathered.is_tensor:
             if not (gathered.rank == 0 and gathered.dtype is not None and is_integral(gathered.dtype)

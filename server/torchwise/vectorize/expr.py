@@ -75,12 +75,29 @@ def number_literal(text: str):
     return -node.value if negative else node.value
 
 
-def no_raising_ops(node: ast.AST) -> None:
+def no_raising_ops(node: ast.AST, ctx=None) -> None:
     """Code the loop may skip for some elements (an untaken branch) is computed for all of them vectorized:
-    an integer division by zero or a negative integer power it never reached would raise."""
+    an integer division by zero or a negative integer power it never reached would raise. With the facts
+    (``ctx``), an op on a floating tensor is let through: it gives inf or NaN, never raises; so is an int
+    tensor to a constant power >= 0."""
     for sub in ast.walk(node):
-        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod, ast.Pow)):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Mod, ast.Pow)) \
+                and not (ctx is not None and _cannot_raise(sub, ctx)):
             raise Refuse("a branch that may raise where the loop would not compute it")
+
+
+def _cannot_raise(op: ast.BinOp, ctx) -> bool:
+    from torchwise.analysis.dtypes import is_floating
+    from torchwise.analysis.values import TensorValue
+
+    left = ctx.value(op.left)
+    if not isinstance(left, TensorValue) or left.dtype is None:
+        return False
+    if is_floating(left.dtype):
+        return True
+    right = op.right
+    return isinstance(op.op, ast.Pow) and isinstance(right, ast.Constant) and type(right.value) is int \
+        and right.value >= 0
 
 
 def row_ordered(shape, strides) -> bool:

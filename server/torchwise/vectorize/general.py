@@ -128,6 +128,15 @@ class GeneralMatcher:
         names = set(levels[0].names)
         while len(statements) == 1 and isinstance(statements[0], ast.For) and not statements[0].orelse:
             inner = statements[0]
+            triangle = self._triangle(inner, levels, walker)
+            if triangle is not None:
+                level, test = triangle
+                if level.names & names:
+                    raise Refuse("a loop variable bound twice")
+                levels.append(level)
+                self.inner_loops.append(inner)
+                statements = [spelled(ast.If(test=test, body=inner.body, orelse=[]), inner)]
+                break
             if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(inner.iter)):
                 level = self.row_walk(inner, levels)
             else:
@@ -141,6 +150,32 @@ class GeneralMatcher:
         if len(levels) > 3:
             raise Refuse("more than three nested loops")
         return levels, statements
+
+    def _triangle(self, inner: ast.For, levels: list, walker: Walker):
+        """``for j in range(i + c, n)`` inside ``for i in range(...)`` (``c >= 0``, ``n`` not depending on the outer
+        loops, ``i >= 0``): the same iterations, in the same order, as ``for j in range(n)`` whose body runs only where
+        ``j >= i + c``. (Level over ``range(n)``, that test), else None."""
+        call = inner.iter
+        if not (isinstance(inner.target, ast.Name) and isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                and call.func.id == "range" and self.scope.owner_of("range") is None and len(call.args) == 2
+                and not call.keywords):
+            return None
+        start, stop = call.args
+        outer = {level.index: level for level in levels if level.index is not None and level.kind == "range"}
+        if any(isinstance(n, ast.Name) and any(n.id in level.names for level in levels) for n in ast.walk(stop)):
+            return None
+        shift = _index_plus_constant(start, outer)
+        if shift is None:
+            return None
+        name, c = shift
+        level = outer[name]
+        if not (type(c) is int and c >= 0 and level.step == 1 and type(level.start) is int and level.start >= 0):
+            return None
+        full = spelled(ast.Call(func=ast.Name("range", ast.Load()), args=[stop], keywords=[]), call)
+        new = walker.level(inner.target, full)
+        test = spelled(ast.Compare(left=ast.Name(inner.target.id, ast.Load()), ops=[ast.GtE()], comparators=[start]),
+                       start)
+        return new, test
 
     def row_walk(self, inner: ast.For, levels: list) -> Level:
         """``for v in row`` (``row`` an outer loop's element) or ``for v in X[i]`` (``i`` an outer index), maybe
@@ -424,7 +459,7 @@ class GeneralMatcher:
             return None
         if proof.captured(self.scope_node, name) or proof.declared_shared(self.scope, name):
             return None
-        after = proof.next_statement(self.ctx, self.loop)
+        after = self._stacking_statement(name)
         uses = [n for n in proof.own_nodes(self.scope_node) if isinstance(n, ast.Name) and n.id == name
                 and not _inside(n, self.loop) and n is not init.targets[0]]
         if after is not None:
@@ -446,6 +481,34 @@ class GeneralMatcher:
                     return after, call, init, how
         # The list itself is the result: every later use sees a list (of Python numbers, exactly).
         return (None, None, init, "list") if all(_after_loop(u, self.loop) for u in uses) else None
+
+    _JOINS = frozenset({"torch.stack", "torch.cat", "torch.tensor", "torch.concat", "torch.concatenate"})
+
+    def _stacking_statement(self, name: str) -> Optional[ast.stmt]:
+        """The first statement after the loop that mentions ``name``, where the ones before it only join the loop's
+        other lists (``variances = torch.stack(variances)`` then ``stds = torch.stack(stds)``): each is rewritten in
+        its place, and none rebinds a name the loop reads."""
+        stmt = self.loop
+        for _ in range(4):
+            stmt = proof.next_statement(self.ctx, stmt)
+            if stmt is None or proof.mentions(stmt, name):
+                return stmt
+            if not self._joins_another_list(stmt):
+                return None
+        return None
+
+    def _joins_another_list(self, stmt: ast.stmt) -> bool:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            return False
+        joined = [n for n in ast.walk(stmt.value) if isinstance(n, ast.Call) and len(n.args) == 1
+                  and isinstance(n.args[0], ast.Name) and self.scope.qualname(n.func) in self._JOINS]
+        if len(joined) != 1:
+            return False
+        rebound = stmt.targets[0].id
+        appended = {id(n.func.value) for n in ast.walk(self.loop) if isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Attribute) and n.func.attr == "append"
+                    and isinstance(n.func.value, ast.Name)}
+        return all(id(n) in appended for n in ast.walk(self.loop) if isinstance(n, ast.Name) and n.id == rebound)
 
     def cat_dim(self, call: ast.Call) -> int:
         if len(call.args) > 1:
@@ -487,6 +550,17 @@ def _calls_user(call: ast.Call, scope) -> bool:
 
 def rewrite_text(source, node: ast.AST) -> str:
     return source.text_of(source.span(node))
+
+
+def _index_plus_constant(node: ast.expr, indices: dict):
+    """``i`` / ``i + 2`` / ``2 + i`` of an outer range index ``i``: (``i``, the constant), else None."""
+    if isinstance(node, ast.Name) and node.id in indices:
+        return node.id, 0
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        for a, b in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(a, ast.Name) and a.id in indices and isinstance(b, ast.Constant) and type(b.value) is int:
+                return a.id, b.value
+    return None
 
 
 def _binop(op: str) -> ast.BinOp:

@@ -676,15 +676,20 @@ class Indexing:
         self.grad |= elem.requires_grad is not False
         return Vec(text, ATOM, elem.with_(memory=None), whole.with_(memory=None), value.deps, fresh=True)
 
-    def written_slot(self, name: str, parts: list, read: bool = False) -> None:
-        """A store into ``name`` at the slot ``parts``: every read of ``name`` in this iteration was of this slot."""
+    def written_slot(self, name: str, parts: list, read: bool = False, repeatable=None) -> None:
+        """A store into ``name`` at the slot ``parts``: every read of ``name`` in this iteration was of this slot.
+        Several writes per iteration only when their order cannot matter, all of one ``repeatable`` kind: additions
+        (``deg[u] += 1; deg[v] += 1``), or one loop-invariant number (``A[u, v] = 1; A[v, u] = 1``)."""
         key = _slot_key(parts)
         reads = self.target_reads.get(name, set())
         if reads - {key}:
             raise Inherent(f"the loop reads `{name}` at another slot than the one it writes (a recurrence)")
         if name in self.written:
-            raise Refuse(f"`{name}` is written twice in one iteration")
+            if repeatable is None or self.repeatable_writes.get(name) != repeatable or reads:
+                raise Refuse(f"`{name}` is written twice in one iteration")
+            return
         self.written.add(name)
+        self.repeatable_writes[name] = repeatable
 
     def element_index(self, value: Vec, k: int) -> Vec:
         """``value[k]`` per element (one item of an unpacked row): ``V[:, k]``."""

@@ -184,10 +184,10 @@ class _LoopMatcher(_Base):
             edits = [rewrite.delete_statement(source, d) for d in found.deletes]
             lines = list(found.lines)
             if found.after is not None:
-                after, call, text, prec = found.after
-                direct = getattr(after, "value", None) is call
-                lines.append(rewrite.substitute(source, after, call, text if direct else wrap(text, prec, ATOM)))
-                edits.append(rewrite.replace_statements(source, loop, after, lines, within=True))
+                for after, call, text, prec in found.after:
+                    direct = getattr(after, "value", None) is call
+                    lines.append(rewrite.substitute(source, after, call, text if direct else wrap(text, prec, ATOM)))
+                edits.append(rewrite.replace_statements(source, loop, found.after[-1][0], lines, within=True))
             else:
                 edits.append(rewrite.replace_statements(source, loop, loop, lines, within=True))
             return edits

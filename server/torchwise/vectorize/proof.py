@@ -121,6 +121,15 @@ def next_statement(ctx, stmt: ast.stmt) -> Optional[ast.stmt]:
     return place.block[place.index + 1]
 
 
+def consecutive_after(ctx, stmt: ast.stmt, following: list) -> bool:
+    """``following`` are the statements right after ``stmt`` in its block, one after the other."""
+    place = place_of(ctx, stmt)
+    if place is None:
+        return False
+    run = place.block[place.index + 1:place.index + 1 + len(following)]
+    return len(run) == len(following) and all(a is b for a, b in zip(run, following))
+
+
 def statements_between(ctx, first: ast.stmt, second: ast.stmt) -> Optional[list]:
     """The statements strictly between ``first`` and ``second`` of one block (None: not in one block, in order)."""
     a, b = place_of(ctx, first), place_of(ctx, second)

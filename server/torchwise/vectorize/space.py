@@ -91,7 +91,18 @@ def int_value(ctx, node: ast.expr):
     named = ctx.facts.values.get(node)  # a size known by name (`self.in_channels`), certainly an int
     if isinstance(named, SymbolicValue) and named.is_int:
         return named.dim
-    return None
+    return _numel(ctx, node)
+
+
+def _numel(ctx, node: ast.expr):
+    """``x.numel()`` / ``x.nelement()`` of a tensor of known shape: the product of its dims."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args
+            and not node.keywords and node.func.attr in ("numel", "nelement")):
+        return None
+    tensor = ctx.value(node.func.value)
+    if not isinstance(tensor, TensorValue) or tensor.shape is None:
+        return None
+    return dims.product(tensor.shape)
 
 
 class Walker:
