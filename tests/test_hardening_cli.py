@@ -464,3 +464,16 @@ def test_a_notebook_nested_too_deeply_is_not_a_notebook_not_an_internal_error(tm
     no_traceback(result)
     assert result.returncode == 2 and "internal error" not in result.stdout
     assert "n.ipynb: error: cannot read: not a notebook: nested too deeply" in result.stdout, result.stdout
+
+
+def test_code_deeper_than_the_analysis_can_walk_is_one_clear_line(tmp_path: Path):
+    # Python parses and runs a chain of 2,000 `x + x + ...`; the analysis recursed past Python's limit and the file
+    # was an "internal error ... please report it", while the other files' results still came.
+    (tmp_path / "deep.py").write_text("import torch\nx = torch.randn(3)\ny = " + " + ".join(["x"] * 2000) + "\n")
+    (tmp_path / "legacy.py").write_text(LEGACY)
+    result = run("check", ".", cwd=tmp_path)
+    no_traceback(result)
+    assert "deep.py" in result.stdout and "nested too deeply" in result.stdout, result.stdout
+    assert "internal error" not in result.stdout, result.stdout
+    assert "legacy.py:3" in result.stdout and "TW101" in result.stdout, result.stdout
+    assert result.returncode == 2, result.returncode

@@ -542,3 +542,21 @@ def test_a_body_nested_too_deeply_is_a_parse_error_and_the_server_keeps_listenin
     error = raw.answer(None, any_id=True, timeout=15)
     assert error is not None and error["error"]["code"] == -32700 and error["id"] is None, error
     assert raw.still_listening()
+
+
+def test_code_deeper_than_the_analysis_can_walk_clears_its_diagnostics_and_says_why(raw):
+    # The analysis raised RecursionError on a 2,000-long `x + x + ...`: the server logged a traceback and kept
+    # publishing the last diagnostics of text that was no longer there.
+    raw.initialize({})
+    uri = "file:///tmp/torchwise-deep.py"
+    _open(raw, uri, "import torch\nx = torch.Tensor(3, 4)\n")
+    assert "TW101" in _published(raw, uri)
+    raw.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": uri, "version": 2},
+        "contentChanges": [{"text": "import torch\nx = torch.Tensor(3, 4)\ny = " + " + ".join(["x"] * 2000) + "\n"}]}})
+    assert _published(raw, uri) == []
+    logged = [m["params"]["message"] for m in raw.from_server if m.get("method") == "window/logMessage"]
+    assert any("nested too deeply" in m for m in logged), logged
+    assert not any("Traceback" in m for m in logged), logged
+    raw.request(21, "textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 0}})
+    assert raw.answer(21, timeout=15) is not None  # still listening

@@ -232,6 +232,10 @@ def _check_file_guarded(path: Path, config, fix: bool, tree: Path | None = None,
     """One file's result; a bug of ours is that file's error, never a traceback that stops the run."""
     try:
         return _check_file(path, config, fix, tree, diff)
+    except RecursionError:  # Python parses deeper code than the analysis can walk (`x + x + ...` 2,000 long)
+        from torchwise.engine import TOO_DEEP
+
+        return _failed(path, TOO_DEEP)
     except Exception as err:  # noqa: BLE001 - reported, with what a bug report needs
         return _failed(path, f"internal error ({type(err).__name__}: {err}); please report it with this file")
 

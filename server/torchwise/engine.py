@@ -37,6 +37,10 @@ class Analysis:
         return self.source.parse_error
 
 
+# What a file gets whose code Python parses but the analysis cannot walk: `analyze` raises RecursionError.
+TOO_DEEP = "cannot analyse: the code is nested too deeply (Python's recursion limit); the file was skipped"
+
+
 def analyze(text: str, path: str = "<string>", config: RuleConfig = RuleConfig(),
             rules: Sequence[Rule] = ALL_RULES, previous: Analysis | None = None) -> Analysis:
     """Findings for ``text``. ``previous``, the same document's last analysis, lets unchanged code skip

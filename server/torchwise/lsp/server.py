@@ -15,7 +15,7 @@ from pygls.lsp.server import LanguageServer
 
 from torchwise import __version__
 from torchwise.config import ConfigError, RuleConfig, project_config
-from torchwise.engine import analyze
+from torchwise.engine import TOO_DEEP, analyze
 from torchwise.explain import Explainer
 from torchwise.rules import ALL_RULES
 from torchwise.findings import Finding, Position, Span
@@ -145,6 +145,11 @@ class TorchwiseServer(LanguageServer):
             analysis = await loop.run_in_executor(
                 self.analysis_pool, analyze, snap.text, snap.path or uri, config, ALL_RULES, reuse)
         except asyncio.CancelledError:
+            return
+        except RecursionError:  # code nested deeper than the analysis can walk: say so once, show nothing stale
+            self.log(f"torchwise: {uri}: {TOO_DEEP}", types.MessageType.Warning)
+            if snap.cells is None:
+                self.publish(uri, snap.version, [])
             return
         except Exception:  # a bug in a rule must never take the server down
             self.log(f"torchwise: analysis of {uri} failed:\n{traceback.format_exc()}", types.MessageType.Error)
