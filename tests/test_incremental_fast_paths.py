@@ -3,6 +3,7 @@ names bound to the very same object are skipped at C speed, every other name is 
 
 from __future__ import annotations
 
+import ast
 import random
 
 from torchwise.analysis.infer import _differing_names
@@ -35,3 +36,32 @@ def test_some_fact_differs_agrees_with_comparing_every_node():
         then = {n: (now.get(n) if rng.random() < 0.7 else rng.choice(pool)) for n in nodes if rng.random() < 0.8}
         expected = any(now.get(n) is not then.get(n) and not _equal_fact(now.get(n), then.get(n)) for n in nodes)
         assert _some_fact_differs(nodes, now, then) == expected
+
+
+def test_per_statement_agrees_with_the_plain_loop():
+    # Memos gathered at C speed: each statement's value is its memo's, worked out again where the edit touched it
+    # or where asked to (``again``), and for every statement when ``again`` is all of them.
+    from torchwise.analysis.scopes import ModuleIndex
+
+    rng = random.Random(13)
+    text = "".join(f"x{i} = {i}\n" if i % 3 else f"def f{i}():\n    return {i}\n" for i in range(30))
+    tree = ast.parse(text)
+    index = ModuleIndex(tree)
+    calls: list = []
+
+    def compute(stmt):
+        calls.append(stmt)
+        return None if stmt.lineno % 4 == 0 else (stmt.lineno, len(calls))  # (None is a value too)
+
+    for _ in range(50):
+        for stmt in tree.body:
+            if rng.random() < 0.2:
+                index.parts[stmt].memo.pop("k", None)
+        everywhere = rng.random() < 0.1
+        again = index.parts if everywhere else set(rng.sample(tree.body, rng.randint(0, 3)))
+        expected = [stmt for stmt in tree.body if everywhere or stmt in again or "k" not in index.parts[stmt].memo]
+        calls.clear()
+        found = index.per_statement("k", compute, again)
+        assert sorted(map(id, calls)) == sorted(map(id, expected))  # each worked out once, where it must be
+        assert found == [index.parts[stmt].memo["k"] for stmt in tree.body]
+        assert all(value is None or value[0] == stmt.lineno for stmt, value in zip(tree.body, found))

@@ -80,11 +80,15 @@ def _analyze(text: str, path: str, config: RuleConfig, rules: Sequence[Rule], pr
     plans = previous.plans if same_rules else {}
     reach = _Reach(ctx, active, previous if same_rules else None)
     analysis.outside = reach.outside
+    alone = dispatch.alone_at_module_level
     for stmt, start, end in index.top_level:
         unit = isinstance(stmt, _UNITS)
-        plan = plans.get(stmt) if reach.holds(stmt, unit) else None
+        last = plans.get(stmt)
+        plan = last if last is not None and reach.holds(stmt, unit) else None
         if plan is not None:  # a reused statement: the same nodes, so the same (offset, rule) pairs
             again = reach.rules_for(stmt)
+            if not unit and stmt in reach.stale:  # (a module-level statement holds only where stale is known)
+                again = again | alone
             if not (again or plan.always or plan.fired):  # nothing to ask (most statements of a long file)
                 analysis.plans[stmt] = plan
                 continue
@@ -96,6 +100,11 @@ def _analyze(text: str, path: str, config: RuleConfig, rules: Sequence[Rule], pr
             work.sort(key=_pair_order)
         else:
             work = _all_pairs(stmt, nodes, start, end, dispatch)
+            if last is not None and not unit and alone and reach.kept_alone(stmt):
+                # Module-level code changed elsewhere: the rules that read only this statement find what they found
+                # (a 1,000-cell notebook's cell edit asked them again about every statement of every cell).
+                found_before = {pair[:2] for pair in last.fired}
+                work = [pair for pair in work if pair[2] not in alone or pair[:2] in found_before]
         always, fired = [], []
         for pair in work:
             offset, _, rule, in_body = pair
@@ -108,7 +117,7 @@ def _analyze(text: str, path: str, config: RuleConfig, rules: Sequence[Rule], pr
                     continue
                 finding.severity = config.severity_of(finding.code, finding.severity) or finding.severity
                 analysis.findings.append(finding)
-            if in_body and (rule.reach is not None or rule.local and unit):
+            if in_body and (rule.reach is not None or rule.local and (unit or rule in alone)):
                 if found:
                     fired.append(pair)
             else:
@@ -221,6 +230,13 @@ class _Reach:
         if unit:
             return stmt in self.facts.reused
         return self.module_code_kept and not _facts_changed(stmt, self.facts, self.previous_facts)
+
+    def kept_alone(self, stmt: ast.stmt) -> bool:
+        """Whether a module-level statement of the last analysis, in module-level code that changed elsewhere, is
+        the same to a rule that reads only it: the same node (the caller's), the same facts, and no name it
+        mentions may mean something else."""
+        return self.previous_facts is not None and self.stale is not None and stmt not in self.stale \
+            and not _facts_changed(stmt, self.facts, self.previous_facts)
 
     def rules_for(self, stmt: ast.stmt) -> frozenset:
         """The rules with a reach to ask again about the code of ``stmt``, a reused statement."""
@@ -382,6 +398,9 @@ class _Dispatch:
                 self.by_call_name[name].append(rule)
         self._by_names: dict[tuple, list[Rule]] = {}
         self.node_types = tuple({ast.Call, *self.by_type})  # the inference reads the calls too
+        # The local rules that read nothing of module-level code but the statement holding the node.
+        self.alone_at_module_level = frozenset(rule for rule in rules
+                                               if rule.local and not rule.reads_around_at_module_level)
 
     def rules_for(self, node: ast.AST, scope) -> list[Rule]:
         if type(node) is not ast.Call:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 import enum
 from dataclasses import dataclass, field
+from itertools import compress, count, repeat
+from operator import attrgetter, is_, methodcaller
 from typing import Iterator
 
 
@@ -192,17 +194,31 @@ class ModuleIndex:
         self.top_level: list[tuple[ast.stmt, int, int]] = []  # each top-level statement, its slice of ``nodes``
         self.calls_by_name: dict[str, list] = {}  # `f(...)` calls by callee name, with their scope
         self.attribute_stores: list[tuple[Scope, str, str]] = []  # `base.attr = ...`: (scope, base, attr)
+        self._memos: list | None = None  # each part's memo, in statement order (``per_statement``)
         self._lay_out(previous if reuse else None, dropped, added)
 
     def per_statement(self, key: str, compute, again=()) -> list:
         """``compute(stmt)`` for each top-level statement, in order, remembered with its part under ``key``: worked
         out again only for a statement the edit touched, or one in ``again``."""
-        found = []
-        for stmt, part in self.parts.items():
-            memo = part.memo
-            if key not in memo or stmt in again:
-                memo[key] = compute(stmt)
-            found.append(memo[key])
+        parts = self.parts
+        if again is parts:  # (worked out again everywhere)
+            for stmt, part in parts.items():
+                part.memo[key] = compute(stmt)
+        else:
+            for stmt in again:
+                part = parts.get(stmt)
+                if part is not None:
+                    part.memo[key] = compute(stmt)
+        # The rest gathered at C speed: a loop over the parts of a 200k-line file cost ~10 ms per key and edit.
+        memos = self._memos
+        if memos is None:
+            memos = self._memos = list(map(_MEMO, parts.values()))
+        found = list(map(methodcaller("get", key, _UNKNOWN), memos))
+        missing = list(compress(count(), map(is_, found, repeat(_UNKNOWN))))  # statements the edit touched
+        if missing:
+            statements = list(parts)
+            for i in missing:
+                found[i] = memos[i][key] = compute(statements[i])
         return found
 
     def _lay_out(self, previous: "ModuleIndex | None", dropped: list, added: list) -> None:
@@ -249,6 +265,10 @@ class ModuleIndex:
                         calls.setdefault(name, []).extend(found)
         if run_end > run_start:
             nodes.extend(old_nodes[run_start:run_end])
+
+
+_MEMO = attrgetter("memo")
+_UNKNOWN = object()  # (no value under a key of a part's memo)
 
 
 def _patched(old: dict, dropped: list, added: list, table: str) -> dict:

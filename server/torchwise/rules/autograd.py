@@ -288,6 +288,7 @@ class SharedNumpyMemory(Rule):
     name = "shared-numpy-memory"
     severity = Severity.INFO
     local = True
+    reads_around_at_module_level = True  # the later module-level statements that change the array or tensor in place
     summary = "Flags `t = torch.from_numpy(arr)` when `t` or `arr` is changed in place afterwards."
     why = ("`torch.from_numpy` does not copy: the tensor and the array are one piece of memory. Changing either "
            "in place (`arr[0] = 1`, `arr *= 2`, `t.add_(1)`) changes both, which is easy to miss when the array "

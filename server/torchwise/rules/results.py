@@ -42,6 +42,7 @@ class DiscardedResult(Rule):
     name = "discarded-result"
     severity = Severity.WARNING
     local = True  # inside a def or class: no statement is a cell's last, a `with pytest.raises` block is its own
+    reads_around_at_module_level = True  # a `# %%` cell marker after the statement: a cell's last expression is shown
     summary = ("Flags a bare statement that calls an out-of-place tensor method and drops its result "
                "(`x.to(device)`, `x.float()`, `x.view(...)`, `x.add(1)`, `x.clamp(0, 1)`).")
     why = ("Tensor methods without a trailing underscore return a *new* tensor and leave the receiver as it was: "
