@@ -652,8 +652,10 @@ def call_builtin(inf, name: str, call: Call):
         return ScalarValue(name)
     if name in ("list", "tuple") and isinstance(arg, SeqValue):
         return SeqValue(name, arg.items, element=arg.element, length=arg.length)
-    if name in ("zip", "enumerate") and call.args and not call.starred and not call.kwargs:
-        return _zipped(name, call.args)
+    if name in ("zip", "enumerate") and call.args and not call.starred \
+            and set(call.kwargs) <= ({"start"} if name == "enumerate" else {"strict"}):
+        # (`enumerate(xs, start=1)` / `enumerate(xs, 1)` counts from elsewhere; `zip(..., strict=True)` only raises)
+        return _zipped(name, call.args[:1] if name == "enumerate" and len(call.args) == 2 else call.args)
     if name == "sum" and len(call.args) == 1 and not call.kwargs and not call.starred and isinstance(arg, SeqValue):
         # `sum([fn(x) for fn in self.fns])`: 0 + t1 + t2 + ..., left to right as Python adds them (items all alike:
         # two of them tell what any more make; an empty list would give 0, so its length must be known)

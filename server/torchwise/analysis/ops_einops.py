@@ -236,17 +236,22 @@ def _pack(inf, call: Call):
     if read is None:
         return None
     tensors, pattern = read
-    if not tensors or not all(isinstance(t, TensorValue) for t in tensors):
+    # (an unknown item is a tensor when pack returns: einops reshapes each with the first one's backend, torch)
+    if not tensors or not isinstance(tensors[0], TensorValue) \
+            or not all(isinstance(t, TensorValue) or t is None for t in tensors):
         return None
     try:
-        shape, packed = E.pack([t.shape for t in tensors], pattern)
+        shape, packed = E.pack([t.shape if t is not None else None for t in tensors], pattern)
     except ShapeError:
         return None
     base = tensors[0]
-    same_dtype = len({t.dtype for t in tensors}) == 1  # else torch.cat promotes
-    devices = {t.device for t in tensors}
+    same_dtype = None not in tensors and len({t.dtype for t in tensors}) == 1  # else torch.cat promotes
+    devices = {t.device if t is not None else None for t in tensors}
     result = derived(inf, base, *tensors[1:], dtype=base.dtype if same_dtype else None, shape=shape,
                      why=base.why if same_dtype else None, device=base.device if len(devices) == 1 else None)
+    if None in tensors:  # what the unknown items are decides the grad and the layout
+        result = result.with_(strides=None, requires_grad=None if result.requires_grad is False
+                              else result.requires_grad, is_leaf=None if result.requires_grad is False else result.is_leaf)
     # (torch.cat: a new tensor, row-major when every input is)
     ps = SeqValue("list", tuple(size_value(p) for p in packed))
     return SeqValue("tuple", (result, ps))
