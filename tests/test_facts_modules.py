@@ -61,6 +61,29 @@ class Blocks(nn.Module):
 
 y = Blocks(16, 2)(torch.randn(3, 7, 16))
 """, ("y",)),
+    # jumbo_vit's loop: `enumerate(self.layers, start = 1)` (and `zip(..., strict=True)`) gives each block too.
+    "blocks-enumerated-from-one": ("""
+class Blocks(nn.Module):
+    def __init__(self, dim, depth):
+        super().__init__()
+        self.layers = nn.ModuleList([])
+        self.scales = nn.ModuleList([])
+        for _ in range(depth):
+            self.layers.append(nn.ModuleList([nn.Linear(dim, dim), nn.GELU()]))
+            self.scales.append(nn.LayerNorm(dim))
+
+    def forward(self, x):
+        for layer, (attn, ff) in enumerate(self.layers, start = 1):
+            is_last = layer == len(self.layers)
+            x = attn(x) + x
+            x = ff(x) + x
+        for i, (norm, (lin, act)) in enumerate(zip(self.scales, self.layers, strict = True), 1):
+            x = norm(x)
+            x = lin(x)
+        return x
+
+y = Blocks(16, 2)(torch.randn(3, 7, 16))
+""", ("y", "x")),
     # Depthwise convolution: `groups = dim` with dim known only by name inside __init__.
     "depthwise-conv-symbolic-groups": ("""
 class LocalMix(nn.Module):
