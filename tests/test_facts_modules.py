@@ -84,6 +84,17 @@ class Blocks(nn.Module):
 
 y = Blocks(16, 2)(torch.randn(3, 7, 16))
 """, ("y", "x")),
+    # A starred target takes what the others leave (`*_, h, w, dtype = *img.shape, img.dtype`, simple_vit_3d).
+    "starred-unpacking": ("""
+img = torch.randn(2, 3, 4, 5)
+*_, h, w, dtype = *img.shape, img.dtype
+b, *rest, last = img.shape
+first, *others = (img, img[0], img[0, 0])
+head, *none_left = [img]
+pe = torch.zeros(h, w, last, dtype = dtype)
+mid = torch.ones(*rest)
+row = others[-1]
+""", ("pe", "mid", "first", "row")),
     # Depthwise convolution: `groups = dim` with dim known only by name inside __init__.
     "depthwise-conv-symbolic-groups": ("""
 class LocalMix(nn.Module):

@@ -1216,8 +1216,10 @@ class Inference:
             else:
                 self.values.pop(target, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            starred = any(isinstance(e, ast.Starred) for e in target.elts)
-            items = ops.unpack(self, value, len(target.elts)) if not starred else None
+            stars = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
+            starred = bool(stars)
+            items = ops.unpack(self, value, len(target.elts)) if not starred \
+                else ops.unpack_starred(value, len(target.elts), stars[0]) if len(stars) == 1 else None
             if isinstance(value, SeqValue) and value.kind == "size" and value.items is not None and (
                     len(value.items) < len(target.elts) - 1 if starred else len(value.items) != len(target.elts)):
                 self.certainly_raises()  # `b, n, d = x.shape` of a 4-d x: too many values to unpack

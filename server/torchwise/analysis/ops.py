@@ -118,6 +118,17 @@ def unpack(inf, value, count: int):
     return None
 
 
+def unpack_starred(value, count: int, star: int) -> Optional[list]:
+    """``a, *rest, b = value`` (``count`` targets, the starred one at ``star``): what each target gets, the
+    starred one a list of what is left between; None unless every item is known and enough are there."""
+    if not (isinstance(value, SeqValue) and value.items is not None and value.kind != "iterator") \
+            or len(value.items) < count - 1:
+        return None
+    items, after = list(value.items), count - 1 - star
+    middle = SeqValue("list", tuple(items[star:len(items) - after]))
+    return items[:star] + [middle] + items[len(items) - after:]
+
+
 def iteration_item(inf, iter_node: ast.expr, iterable, env):
     if isinstance(iterable, TensorValue):
         return row_of(iterable)
