@@ -18,6 +18,7 @@ from test_facts_truth import Stats, check_source  # noqa: E402
 
 from torchwise.analysis.values import TensorValue  # noqa: E402
 from torchwise.engine import analyze  # noqa: E402
+from torchwise.explain import Explainer  # noqa: E402
 
 CASES = {
     # `self.fn = fn` wrapping a layer: the wrapper's call runs the wrapped layer (the call analysed while the
@@ -95,6 +96,31 @@ pe = torch.zeros(h, w, last, dtype = dtype)
 mid = torch.ones(*rest)
 row = others[-1]
 """, ("pe", "mid", "first", "row")),
+    # A tensor attribute some instances lack (`nn.Parameter(...) if learned else None`), read under a guard.
+    "tensor-or-none-attribute": ("""
+def exists(val):
+    return val is not None
+
+class Embed(nn.Module):
+    def __init__(self, dim, learned, n = 7):
+        super().__init__()
+        self.pos = nn.Parameter(torch.randn(n, dim)) if learned else None
+        self.bias = None if not learned else torch.zeros(dim)
+        self.lin = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        if exists(self.pos):
+            x = x + self.pos
+        if self.bias is not None:
+            x = x + self.bias
+        if self.pos is None:
+            return self.lin(x)
+        pos = self.pos
+        return self.lin(x) + pos.sum()
+
+y = Embed(8, True)(torch.randn(2, 7, 8))
+z = Embed(8, False)(torch.randn(3, 5, 8))
+""", ("y", "x", "pos")),  # (z: the code after the decided `return` still adds its return, None.sum(): unknown)
     # Depthwise convolution: `groups = dim` with dim known only by name inside __init__.
     "depthwise-conv-symbolic-groups": ("""
 class LocalMix(nn.Module):
@@ -426,3 +452,22 @@ def test_a_modules_own_tensors_have_no_device_in_its_methods():
              if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     assert facts["here"].device == "cpu"  # in __init__, where it was made
     assert facts["w"].device is None and facts["w"].shape == (8, 8)
+
+
+def test_a_tensor_or_none_attribute_is_a_tensor_only_where_a_guard_says():
+    """``self.pos`` is ``Tensor or None``: hover says so; under ``if exists(self.pos)`` (or after ``if self.pos is
+    None: return``) it is the tensor; unguarded, or where the guard says None, no op gets a tensor from it."""
+    body, _ = CASES["tensor-or-none-attribute"]
+    source = HEADER + body
+    analysis = analyze(source, "case.py")
+    reads = sorted((n for n in ast.walk(analysis.source.tree)
+                    if isinstance(n, ast.Attribute) and n.attr == "pos" and isinstance(n.ctx, ast.Load)),
+                   key=lambda n: (n.lineno, n.col_offset))
+    facts = [analysis.facts.values.get(n) for n in reads]
+    # exists(self.pos) | x + self.pos | self.pos is None | pos = self.pos
+    assert not isinstance(facts[0], TensorValue) and isinstance(facts[1], TensorValue)
+    assert not isinstance(facts[2], TensorValue) and isinstance(facts[3], TensorValue)
+    explainer = Explainer(analysis.source, analysis.facts)
+    start = analysis.source.span(reads[0]).start
+    hover = explainer.hover(start)
+    assert hover is not None and hover[0].endswith("or `None`"), hover
