@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from program_gen import HEADER  # noqa: E402
 from test_facts_truth import Stats, check_source  # noqa: E402
 
-from torchwise.analysis.values import TensorValue  # noqa: E402
+from torchwise.analysis.values import EitherValue, ScalarValue, TensorValue  # noqa: E402
 from torchwise.engine import analyze  # noqa: E402
 from torchwise.explain import Explainer  # noqa: E402
 
@@ -98,6 +98,8 @@ row = others[-1]
 """, ("pe", "mid", "first", "row")),
     # A tensor attribute some instances lack (`nn.Parameter(...) if learned else None`), read under a guard.
     "tensor-or-none-attribute": ("""
+from einops import rearrange
+
 def exists(val):
     return val is not None
 
@@ -107,8 +109,11 @@ class Embed(nn.Module):
         self.pos = nn.Parameter(torch.randn(n, dim)) if learned else None
         self.bias = None if not learned else torch.zeros(dim)
         self.lin = nn.Linear(dim, dim)
+        self.learned = learned
 
     def forward(self, x):
+        if self.learned:
+            spread = rearrange(self.pos, 'n d -> n 1 d')
         if exists(self.pos):
             x = x + self.pos
         if self.bias is not None:
@@ -120,7 +125,7 @@ class Embed(nn.Module):
 
 y = Embed(8, True)(torch.randn(2, 7, 8))
 z = Embed(8, False)(torch.randn(3, 5, 8))
-""", ("y", "x", "pos")),  # (z: the code after the decided `return` still adds its return, None.sum(): unknown)
+""", ("y", "x", "pos", "spread")),  # (z: the code after the decided `return` still adds its return, None.sum(): unknown)
     # Depthwise convolution: `groups = dim` with dim known only by name inside __init__.
     "depthwise-conv-symbolic-groups": ("""
 class LocalMix(nn.Module):
@@ -464,10 +469,15 @@ def test_a_tensor_or_none_attribute_is_a_tensor_only_where_a_guard_says():
                     if isinstance(n, ast.Attribute) and n.attr == "pos" and isinstance(n.ctx, ast.Load)),
                    key=lambda n: (n.lineno, n.col_offset))
     facts = [analysis.facts.values.get(n) for n in reads]
-    # exists(self.pos) | x + self.pos | self.pos is None | pos = self.pos
-    assert not isinstance(facts[0], TensorValue) and isinstance(facts[1], TensorValue)
-    assert not isinstance(facts[2], TensorValue) and isinstance(facts[3], TensorValue)
+    # rearrange(self.pos, ...) | exists(self.pos) | x + self.pos | self.pos is None | pos = self.pos
+    assert isinstance(facts[0], EitherValue) and not isinstance(facts[1], TensorValue)
+    assert isinstance(facts[2], TensorValue) and not isinstance(facts[3], TensorValue)
+    assert isinstance(facts[4], TensorValue)
+    # einops raises on None: a rearrange of the attribute that returns had the tensor, guard or not
+    einops_call = next(n for n in ast.walk(analysis.source.tree) if isinstance(n, ast.Call)
+                       and getattr(n.func, "id", None) == "rearrange")
+    assert analysis.facts.values.get(einops_call).shape[1] == 1
     explainer = Explainer(analysis.source, analysis.facts)
-    start = analysis.source.span(reads[0]).start
+    start = analysis.source.span(reads[1]).start
     hover = explainer.hover(start)
     assert hover is not None and hover[0].endswith("or `None`"), hover

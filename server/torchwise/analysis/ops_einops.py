@@ -23,7 +23,7 @@ from torchwise.analysis.shapes import ShapeError
 from torchwise.analysis.tensors import (
     TORCH_FUNCTIONS, Call, certainly_raises, constant, derived, int_of, size_value,
 )
-from torchwise.analysis.values import ModuleValue, NdarrayValue, ScalarValue, SeqValue, TensorValue
+from torchwise.analysis.values import EitherValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, TensorValue
 
 FUNCTIONS = ("rearrange", "repeat", "reduce", "einsum", "pack", "unpack")
 LAYERS = ("Rearrange", "Reduce")  # einops.layers.torch has no Repeat layer
@@ -106,6 +106,14 @@ def _input(inf, source) -> Optional[TensorValue]:
                    device=first.device if len(devices) == 1 else None)
 
 
+def _unless_none(source):
+    """A tensor attribute some instances lack (``Tensor or None``): einops raises on None (``Tensor type unknown to
+    einops``), so a call that returns had the tensor."""
+    if isinstance(source, EitherValue) and source.may_be_none and isinstance(source.without_none(), TensorValue):
+        return source.without_none()
+    return source
+
+
 def _source_shape(inf, source):
     """The shape einops reads (a tensor, a numpy array, a stacked list); None when unknown."""
     if isinstance(source, NdarrayValue):
@@ -185,7 +193,7 @@ def _plan_value(inf, x: TensorValue, plan: E.Plan, operation: str, *, layer: boo
 def _transform(name: str):
     def handler(inf, call: Call):
         request = _read_transform(name, call)
-        x = None if request is None else _input(inf, request.source)
+        x = None if request is None else _input(inf, _unless_none(request.source))
         if x is None:
             return None
         try:
