@@ -481,3 +481,32 @@ def test_a_tensor_or_none_attribute_is_a_tensor_only_where_a_guard_says():
     start = analysis.source.span(reads[1]).start
     hover = explainer.hover(start)
     assert hover is not None and hover[0].endswith("or `None`"), hover
+
+
+def test_a_layer_some_blocks_lack_claims_no_device():
+    """``nn.Linear(...) if latter_half else None`` in a ModuleList (simple_uvit): like every layer of a module, it
+    may have been moved (``model.to("cuda")``) since ``__init__``, so its output's device is not known; before, the
+    None option hid its weights from that rule and the output was claimed on the cpu."""
+    source = HEADER + """
+class Blocks(nn.Module):
+    def __init__(self, dim, skip):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.ModuleList([nn.Linear(dim, dim) if skip else None, nn.Linear(dim, dim)])])
+
+    def forward(self, x):
+        b, d = x.shape  # (a tensor of rank 2, on a device nothing tells)
+        for maybe, lin in self.layers:
+            if maybe is not None:
+                x = maybe(x)
+            x = lin(x)
+        return x
+"""
+    analysis = analyze(source, "case.py")
+    calls = {ast.unparse(n): analysis.facts.values.get(n) for n in ast.walk(analysis.source.tree)
+             if isinstance(n, ast.Call) and ast.unparse(n) in ("maybe(x)", "lin(x)")}
+    assert isinstance(calls["maybe(x)"], TensorValue) and calls["maybe(x)"].shape is not None
+    assert calls["maybe(x)"].device is None and calls["lin(x)"].device is None
+    namespace: dict = {}
+    exec(compile(source, "case.py", "exec"), namespace)  # moved, as an importer may: the output is not on the cpu
+    moved = namespace["Blocks"](8, True).to("meta")
+    assert moved(torch.randn(2, 8, device="meta")).device.type == "meta"
