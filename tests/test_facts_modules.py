@@ -509,4 +509,4 @@ class Blocks(nn.Module):
     namespace: dict = {}
     exec(compile(source, "case.py", "exec"), namespace)  # moved, as an importer may: the output is not on the cpu
     moved = namespace["Blocks"](8, True).to("meta")
-    assert moved(torch.randn(2, 8, device="meta")).device.type == "meta"
+    assert moved(namespace["torch"].randn(2, 8, device="meta")).device.type == "meta"
