@@ -562,6 +562,7 @@ def test_pack_and_unpack_match(rng):
         assert [tuple(d.value for d in p.items) for p in ps_value.items] == [tuple(p) for p in real[1]]
         if packed_value.strides is not None and real[0].numel():
             assert all(s == r or n == 1 for s, r, n in zip(packed_value.strides, real[0].stride(), real[0].shape))
+    check_pack_with_unknown_items(g, pattern, tensors, real, error)
     if error is not None:
         return
     whole, ps = real[0], [tuple(p) for p in real[1]]
@@ -578,11 +579,66 @@ def test_pack_and_unpack_match(rng):
     shape = tuple(whole.shape)
     compare("unpack", lambda: E.unpack(shape, ps, pattern), lambda: einops.unpack(whole, ps, pattern), full=True,
             to_shapes=lambda r: [tuple(t.shape) for t in r], ours_shapes=lambda o: o)
+    # Some packed shapes unknown: the pieces whose packed shape is known still are.
+    hidden = [None if g.coin(0.4) else p for p in ps]
+    compare("unpack", lambda: E.unpack(shape, hidden, pattern), lambda: einops.unpack(whole, ps, pattern),
+            to_shapes=lambda r: [tuple(t.shape) for t in r], ours_shapes=lambda o: o)
     sym_shape = symbols.shape(shape)
     sym_ps = [symbols.shape(p) for p in ps]
     compare("unpack", lambda: E.unpack(sym_shape, sym_ps, pattern), lambda: einops.unpack(whole, ps, pattern),
             env=symbols.env, full=not symbols.env, to_shapes=lambda r: [tuple(t.shape) for t in r],
             ours_shapes=lambda o: o)
+
+
+def check_pack_with_unknown_items(g: G, pattern, tensors, real, error):
+    """Some tensors' shapes unknown (not the first's): the packed axis is unknown, the others hold, and each
+    known tensor's packed shape too; the transfer claims no dtype, grad or layout the unknown ones decide."""
+    if len(tensors) < 2:
+        return
+    hidden = [0] + [i for i in range(1, len(tensors)) if g.coin(0.5)]
+    hidden = [i for i in range(1, len(tensors)) if i in hidden] or [len(tensors) - 1]
+    shapes_ = [None if i in hidden else tuple(t.shape) for i, t in enumerate(tensors)]
+    compare("pack", lambda: E.pack(shapes_, pattern), lambda: einops.pack(tensors, pattern),
+            to_shapes=lambda r: [tuple(r[0].shape)] + [tuple(p) for p in r[1]], ours_shapes=lambda o: [o[0], *o[1]])
+    items = tuple(None if i in hidden else tensor_value(t) for i, t in enumerate(tensors))
+    value = TORCH_FUNCTIONS["einops.pack"](FakeInference(), facts_call([SeqValue("list", items), constant(pattern)]))
+    if value is None or error is not None:
+        return  # (an unknown item may be what raises: a fact holds where the call returns)
+    STATS["pack transfer, items unknown, known"] += 1
+    packed_value, ps_value = value.items
+    assert matches(packed_value.shape, tuple(real[0].shape), {})
+    assert packed_value.dtype is None and packed_value.strides is None and packed_value.requires_grad is None
+    for i, (p, r) in enumerate(zip(ps_value.items, real[1])):
+        assert (p.items is None) == (i in hidden)
+        assert p.items is None or tuple(d.value for d in p.items) == tuple(r)
+
+
+def test_pack_with_an_unknown_item_in_a_module():
+    """``pack((a, m, c), 'b * d')`` with ``m`` unknown (set on one path from an unknown input): the packed
+    tensor is (b, ?, d), and unpacking it gives back the known pieces."""
+    source = (
+        "import torch\nfrom einops import pack, unpack\n"
+        "def f(a, c, adv):\n"
+        "    m = a[:, 0:0]\n"
+        "    if adv is not None:\n"
+        "        m = adv.float()\n"
+        "    tokens, ps = pack((a, m, c), 'b * d')\n"
+        "    x, y, z = unpack(tokens, ps, 'b * d')\n"
+        "    return tokens\n"
+        "f(torch.randn(2, 3, 8), torch.randn(2, 5, 8), None)\n"
+        "f(torch.randn(2, 3, 8), torch.randn(2, 5, 8), torch.zeros(2, 7, 4, 8))\n")
+    analysis = analyze(source, "/tmp/pack_unknown.py")
+    facts = {(n.lineno, n.id): analysis.facts.values.get(n) for n in ast.walk(analysis.source.tree)
+             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    assert facts[(6, "m")] is None or facts[(6, "m")].shape is None  # the parameter: two ranks passed in
+    tokens = facts[(7, "tokens")]
+    assert tokens.shape[0] == 2 and tokens.shape[2] == 8 and tokens.shape[1].is_fresh and tokens.dtype is None
+    assert facts[(8, "x")].shape == (2, 3, 8) and facts[(8, "z")].shape == (2, 5, 8)
+    assert facts[(8, "y")] is None or facts[(8, "y")].shape is None
+    namespace: dict = {}
+    exec(compile(source, "pack_unknown", "exec"), namespace)  # the program runs as written
+    real = namespace["f"](torch.randn(2, 3, 8), torch.randn(2, 5, 8), torch.zeros(2, 7, 4, 8))
+    assert tuple(real.shape) == (2, 3 + 28 + 5, 8)
 
 
 # -- hand-picked facts -----------------------------------------------------------------------------------

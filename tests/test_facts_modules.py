@@ -16,8 +16,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from program_gen import HEADER  # noqa: E402
 from test_facts_truth import Stats, check_source  # noqa: E402
 
-from torchwise.analysis.values import TensorValue  # noqa: E402
+from torchwise.analysis.values import EitherValue, ScalarValue, TensorValue  # noqa: E402
 from torchwise.engine import analyze  # noqa: E402
+from torchwise.explain import Explainer  # noqa: E402
 
 CASES = {
     # `self.fn = fn` wrapping a layer: the wrapper's call runs the wrapped layer (the call analysed while the
@@ -61,6 +62,70 @@ class Blocks(nn.Module):
 
 y = Blocks(16, 2)(torch.randn(3, 7, 16))
 """, ("y",)),
+    # jumbo_vit's loop: `enumerate(self.layers, start = 1)` (and `zip(..., strict=True)`) gives each block too.
+    "blocks-enumerated-from-one": ("""
+class Blocks(nn.Module):
+    def __init__(self, dim, depth):
+        super().__init__()
+        self.layers = nn.ModuleList([])
+        self.scales = nn.ModuleList([])
+        for _ in range(depth):
+            self.layers.append(nn.ModuleList([nn.Linear(dim, dim), nn.GELU()]))
+            self.scales.append(nn.LayerNorm(dim))
+
+    def forward(self, x):
+        for layer, (attn, ff) in enumerate(self.layers, start = 1):
+            is_last = layer == len(self.layers)
+            x = attn(x) + x
+            x = ff(x) + x
+        for i, (norm, (lin, act)) in enumerate(zip(self.scales, self.layers, strict = True), 1):
+            x = norm(x)
+            x = lin(x)
+        return x
+
+y = Blocks(16, 2)(torch.randn(3, 7, 16))
+""", ("y", "x")),
+    # A starred target takes what the others leave (`*_, h, w, dtype = *img.shape, img.dtype`, simple_vit_3d).
+    "starred-unpacking": ("""
+img = torch.randn(2, 3, 4, 5)
+*_, h, w, dtype = *img.shape, img.dtype
+b, *rest, last = img.shape
+first, *others = (img, img[0], img[0, 0])
+head, *none_left = [img]
+pe = torch.zeros(h, w, last, dtype = dtype)
+mid = torch.ones(*rest)
+row = others[-1]
+""", ("pe", "mid", "first", "row")),
+    # A tensor attribute some instances lack (`nn.Parameter(...) if learned else None`), read under a guard.
+    "tensor-or-none-attribute": ("""
+from einops import rearrange
+
+def exists(val):
+    return val is not None
+
+class Embed(nn.Module):
+    def __init__(self, dim, learned, n = 7):
+        super().__init__()
+        self.pos = nn.Parameter(torch.randn(n, dim)) if learned else None
+        self.bias = None if not learned else torch.zeros(dim)
+        self.lin = nn.Linear(dim, dim)
+        self.learned = learned
+
+    def forward(self, x):
+        if self.learned:
+            spread = rearrange(self.pos, 'n d -> n 1 d')
+        if exists(self.pos):
+            x = x + self.pos
+        if self.bias is not None:
+            x = x + self.bias
+        if self.pos is None:
+            return self.lin(x)
+        pos = self.pos
+        return self.lin(x) + pos.sum()
+
+y = Embed(8, True)(torch.randn(2, 7, 8))
+z = Embed(8, False)(torch.randn(3, 5, 8))
+""", ("y", "x", "pos", "spread")),  # (z: the code after the decided `return` still adds its return, None.sum(): unknown)
     # Depthwise convolution: `groups = dim` with dim known only by name inside __init__.
     "depthwise-conv-symbolic-groups": ("""
 class LocalMix(nn.Module):
@@ -392,3 +457,56 @@ def test_a_modules_own_tensors_have_no_device_in_its_methods():
              if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     assert facts["here"].device == "cpu"  # in __init__, where it was made
     assert facts["w"].device is None and facts["w"].shape == (8, 8)
+
+
+def test_a_tensor_or_none_attribute_is_a_tensor_only_where_a_guard_says():
+    """``self.pos`` is ``Tensor or None``: hover says so; under ``if exists(self.pos)`` (or after ``if self.pos is
+    None: return``) it is the tensor; unguarded, or where the guard says None, no op gets a tensor from it."""
+    body, _ = CASES["tensor-or-none-attribute"]
+    source = HEADER + body
+    analysis = analyze(source, "case.py")
+    reads = sorted((n for n in ast.walk(analysis.source.tree)
+                    if isinstance(n, ast.Attribute) and n.attr == "pos" and isinstance(n.ctx, ast.Load)),
+                   key=lambda n: (n.lineno, n.col_offset))
+    facts = [analysis.facts.values.get(n) for n in reads]
+    # rearrange(self.pos, ...) | exists(self.pos) | x + self.pos | self.pos is None | pos = self.pos
+    assert isinstance(facts[0], EitherValue) and not isinstance(facts[1], TensorValue)
+    assert isinstance(facts[2], TensorValue) and not isinstance(facts[3], TensorValue)
+    assert isinstance(facts[4], TensorValue)
+    # einops raises on None: a rearrange of the attribute that returns had the tensor, guard or not
+    einops_call = next(n for n in ast.walk(analysis.source.tree) if isinstance(n, ast.Call)
+                       and getattr(n.func, "id", None) == "rearrange")
+    assert analysis.facts.values.get(einops_call).shape[1] == 1
+    explainer = Explainer(analysis.source, analysis.facts)
+    start = analysis.source.span(reads[1]).start
+    hover = explainer.hover(start)
+    assert hover is not None and hover[0].endswith("or `None`"), hover
+
+
+def test_a_layer_some_blocks_lack_claims_no_device():
+    """``nn.Linear(...) if latter_half else None`` in a ModuleList (simple_uvit): like every layer of a module, it
+    may have been moved (``model.to("cuda")``) since ``__init__``, so its output's device is not known; before, the
+    None option hid its weights from that rule and the output was claimed on the cpu."""
+    source = HEADER + """
+class Blocks(nn.Module):
+    def __init__(self, dim, skip):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.ModuleList([nn.Linear(dim, dim) if skip else None, nn.Linear(dim, dim)])])
+
+    def forward(self, x):
+        b, d = x.shape  # (a tensor of rank 2, on a device nothing tells)
+        for maybe, lin in self.layers:
+            if maybe is not None:
+                x = maybe(x)
+            x = lin(x)
+        return x
+"""
+    analysis = analyze(source, "case.py")
+    calls = {ast.unparse(n): analysis.facts.values.get(n) for n in ast.walk(analysis.source.tree)
+             if isinstance(n, ast.Call) and ast.unparse(n) in ("maybe(x)", "lin(x)")}
+    assert isinstance(calls["maybe(x)"], TensorValue) and calls["maybe(x)"].shape is not None
+    assert calls["maybe(x)"].device is None and calls["lin(x)"].device is None
+    namespace: dict = {}
+    exec(compile(source, "case.py", "exec"), namespace)  # moved, as an importer may: the output is not on the cpu
+    moved = namespace["Blocks"](8, True).to("meta")
+    assert moved(namespace["torch"].randn(2, 8, device="meta")).device.type == "meta"

@@ -12,7 +12,7 @@ from torchwise.analysis import layout, shapes
 from torchwise.analysis.dims import Sym, fmt_shape
 from torchwise.analysis.infer import Inference
 from torchwise.analysis.values import (
-    DeviceValue, DtypeValue, InstanceValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, TensorValue,
+    DeviceValue, DtypeValue, EitherValue, InstanceValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, TensorValue,
 )
 from torchwise.findings import Position, Span
 from torchwise.rules.shapes import ELEMENTWISE_METHODS
@@ -107,6 +107,8 @@ def describe(value) -> Optional[str]:
         return f"`device({value.device or '?'})`"
     if isinstance(value, DtypeValue) and value.dtype is not None:
         return f"`{value.dtype.torch_name}`"
+    if isinstance(value, EitherValue) and value.may_be_none and isinstance(value.without_none(), TensorValue):
+        return f"{tensor_line(value.without_none())} or `None`"  # `self.pos = nn.Parameter(...) if learned else None`
     return None
 
 

@@ -145,6 +145,14 @@ def _vit_models() -> list[RealModel]:
         "simple_vit_attn_residual": _vision("SimpleViTAttnResidual", _IMAGES_16, ({"learned_query": True},
                                             {"learned_query": False}), image_size=16, patch_size=4, num_classes=3,
                                             dim=16, depth=2, heads=2, mlp_dim=32, dim_head=8),
+        "jumbo_vit": _vision("JumboViT", _IMAGES_8, ({"num_jumbo_cls": 1}, {"num_jumbo_cls": 2}), image_size=8,
+                             patch_size=4, num_classes=3, dim=16, depth=2, heads=2, mlp_dim=32, dim_head=8,
+                             jumbo_cls_k=2),
+        "simple_vit_3d": _vision("SimpleViT", ((2, 3, 4, 8, 8),), image_size=8, image_patch_size=4, frames=4,
+                                 frame_patch_size=2, num_classes=3, dim=16, depth=1, heads=2, mlp_dim=32, dim_head=8),
+        "simple_vit_with_patch_dropout": _vision("SimpleViT", _IMAGES_8, **_VIT),
+        "simple_flash_attn_vit": _vision("SimpleViT", _IMAGES_8, ({"use_flash": True},), **_VIT),  # (its other path
+        # calls an einsum it never imports: NameError)
         "mobile_vit": _vision("MobileViT", ((2, 3, 64, 64),), image_size=(64, 64), dims=[16, 16, 16],
                               channels=[8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 32], num_classes=3, depths=(1, 1, 1)),
     }

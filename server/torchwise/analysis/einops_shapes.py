@@ -580,7 +580,13 @@ def pack(operand_shapes: Sequence[MaybeShape], pattern: str) -> Tuple[MaybeShape
                          f"{list(shape[:before]) + [-1] + list(shape[end:])} because the unspecified dimension "
                          f"size -1 can be any value and is ambiguous", position=i)
         flat.append(tuple(shape[:before]) + (product(shape[before:end]),) + tuple(shape[end:]))
-    return shapes.cat(flat, before), packed
+    known = [f for f in flat if f is not None]
+    if len(known) == len(flat) or not known:
+        return shapes.cat(flat, before), packed
+    # Some shapes unknown: when pack returns, each of them was reshaped to (*before, -1, *after) with the same
+    # kept sizes as the known ones, so only the packed axis is unknown.
+    joined = shapes.cat(known, before)
+    return joined[:before] + (Sym.fresh("n"),) + joined[before + 1:], packed
 
 
 def unpack(shape: MaybeShape, packed_shapes: Sequence[Optional[Sequence[Dim]]], pattern: str) -> Optional[List[Shape]]:
@@ -592,7 +598,7 @@ def unpack(shape: MaybeShape, packed_shapes: Sequence[Optional[Sequence[Dim]]], 
     if len(shape) != before + 1 + after:
         raise _error(f"unpack(..., {pattern}) received input of wrong dim with shape {tuple(shape)}")
     if any(p is None for p in packed_shapes):
-        return None
+        return _unpack_known_parts(shape, packed_shapes, before, after, pattern)
     parts = [tuple(p) for p in packed_shapes]
     unknown = [i for i, p in enumerate(parts) if any(_is_minus_one(d) for d in p)]
     if len(unknown) > 1:
@@ -610,6 +616,22 @@ def unpack(shape: MaybeShape, packed_shapes: Sequence[Optional[Sequence[Dim]]], 
             part = _infer_minus_one(part, total, [p for k, p in enumerate(parts) if k != i])
         pieces.append(start + part + end)
     return pieces
+
+
+def _unpack_known_parts(shape: Shape, packed_shapes: Sequence[Optional[Sequence[Dim]]], before: int, after: int,
+                        pattern: str) -> Optional[List[MaybeShape]]:
+    """Some packed shapes unknown: a piece whose packed shape is known (and holds no ``-1``, which the others
+    decide) is reshaped to exactly it; the rest stay unknown."""
+    parts = [tuple(p) if p is not None else None for p in packed_shapes]
+    if sum(1 for p in parts if p is not None and any(_is_minus_one(d) for d in p)) > 1:
+        raise _error(f"unpack(..., {pattern}) received more than one -1 in {[p and list(p) for p in parts]} and "
+                     f"can't infer dimensions")
+    start, end = tuple(shape[:before]), tuple(shape[before + 1:])
+    pieces: List[MaybeShape] = []
+    for part in parts:
+        usable = part is not None and all(type(d) is not int or d >= 0 for d in part)
+        pieces.append(start + part + end if usable else None)
+    return pieces if any(p is not None for p in pieces) else None
 
 
 def _is_minus_one(d: Dim) -> bool:

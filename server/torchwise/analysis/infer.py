@@ -1097,8 +1097,21 @@ class Inference:
             value = self.eval(stmt.value, env)
         finally:
             self._forced, self._forced_count = saved
+        if value is None and len(stmt.targets) == 1 and self._is_own_attribute(stmt.targets[0], env):
+            value = self._tensor_or_none(stmt.value)
         for target in stmt.targets:
             self._bind(target, value, env)
+
+    def _tensor_or_none(self, value: ast.expr):
+        """``self.pos = nn.Parameter(...) if learned else None``: the attribute is that tensor or None (an
+        EitherValue), so that a method's ``if exists(self.pos):`` knows it as the tensor."""
+        if not isinstance(value, ast.IfExp):
+            return None
+        for kept, other in ((value.body, value.orelse), (value.orelse, value.body)):
+            tensor = self.values.get(kept)
+            if isinstance(other, ast.Constant) and other.value is None and isinstance(tensor, TensorValue):
+                return EitherValue((tensor, ScalarValue("none", None)))
+        return None
 
     def _shape_by_use(self, target, value: ast.expr, env: Env) -> None:
         """``B, T, C = x.size()`` (or ``x.shape``) where nothing is known of ``x``: then ``x`` is a tensor of rank 3
@@ -1225,8 +1238,10 @@ class Inference:
             else:
                 self.values.pop(target, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            starred = any(isinstance(e, ast.Starred) for e in target.elts)
-            items = ops.unpack(self, value, len(target.elts)) if not starred else None
+            stars = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
+            starred = bool(stars)
+            items = ops.unpack(self, value, len(target.elts)) if not starred \
+                else ops.unpack_starred(value, len(target.elts), stars[0]) if len(stars) == 1 else None
             if isinstance(value, SeqValue) and value.kind == "size" and value.items is not None and (
                     len(value.items) < len(target.elts) - 1 if starred else len(value.items) != len(target.elts)):
                 self.certainly_raises()  # `b, n, d = x.shape` of a 4-d x: too many values to unpack
@@ -1236,6 +1251,7 @@ class Inference:
         elif isinstance(target, ast.Attribute):
             receiver = self.eval(target.value, env)
             if isinstance(receiver, InstanceValue) and isinstance(target.value, ast.Name):
+                env.vars.pop(_narrowed_key(target), None)
                 attributes = dict(env.vars.get("<self>") or {})  # copied: branches must not share it
                 attributes[target.attr] = value
                 env.vars["<self>"] = attributes
@@ -1375,6 +1391,12 @@ class Inference:
             elif not holds and isinstance(current, TensorValue):
                 env.vars[name] = None  # not a tensor here, whatever was known
             return
+        attribute = self._attribute_none_test(test, env)
+        if attribute is not None:
+            key, current, op = attribute
+            if holds != isinstance(op, ast.Is) and isinstance(current, EitherValue) and current.may_be_none:
+                env.vars[key] = current.without_none()  # `if exists(self.pos): x = x + self.pos`
+            return
         none_test = _none_test(test) or self._none_helper(test, env)
         if none_test is not None:
             name, op = none_test
@@ -1386,6 +1408,37 @@ class Inference:
                 env.vars[name] = None  # not None here
             elif isinstance(current, EitherValue) and current.may_be_none:
                 env.vars[name] = current.without_none()  # `if exists(peg): x = peg(x)`
+
+    def _attribute_none_test(self, test: ast.expr, env: Env):
+        """``self.pos is (not) None`` / ``exists(self.pos)`` in a method: (the key its narrowed value has in the
+        env, what ``self.pos`` is, the ``is`` / ``is not``). Only ``self``'s own attributes: ``__init__`` alone sets
+        them (``_set_once``), so what a test tells holds until the branch ends."""
+        attribute, op = None, None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
+                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+            attribute, op = test.left, test.ops[0]
+        elif isinstance(test, ast.Call) and len(test.args) == 1 and isinstance(test.args[0], ast.Attribute):
+            probe = ast.Call(func=test.func, args=[ast.Name("_", ast.Load())], keywords=test.keywords)
+            helper = self._none_helper(probe, env)
+            attribute, op = (test.args[0], helper[1]) if helper is not None else (None, None)
+        if not (isinstance(attribute, ast.Attribute) and isinstance(attribute.value, ast.Name)):
+            return None
+        receiver = self._lookup(attribute.value.id, env)
+        method = _function_node(env.scope)
+        own = getattr(getattr(method, "args", None), "args", None)
+        if not isinstance(receiver, InstanceValue) or receiver.class_name != env.self_class or not own \
+                or own[0].arg != attribute.value.id or _is_static(method):
+            return None  # (only the method's own `self`, which nothing rebinds)
+        key = _narrowed_key(attribute)
+        current = env.vars.get(key) or self._own_attribute(receiver, attribute.attr, env)
+        return key, current, op
+
+    def _own_attribute(self, receiver: InstanceValue, name: str, env: Env):
+        if receiver.bindings is None:
+            attributes = env.vars.get("<self>") or {}  # set by this very method so far
+            if name in attributes:
+                return attributes[name]
+        return self.instance_attribute(receiver, name)
 
     def _none_helper(self, test: ast.expr, env: Env):
         """``exists(x)`` of a function of this file that is ``return val is not None`` (lucidrains' ``exists``):
@@ -1616,6 +1669,9 @@ class Inference:
             return ops.qualified_constant(qualname)
         receiver = self.eval(node.value, env)
         if isinstance(receiver, InstanceValue):
+            narrowed = env.vars.get(_narrowed_key(node)) if isinstance(node.value, ast.Name) else None
+            if narrowed is not None:
+                return narrowed
             if receiver.bindings is None and receiver.class_name == env.self_class:
                 attributes = env.vars.get("<self>") or {}  # set by this very method so far
                 if node.attr in attributes:
@@ -2461,6 +2517,11 @@ def _classes_in(values) -> set:
     return found
 
 
+def _narrowed_key(attribute: ast.Attribute) -> str:
+    """Where a guard's narrowing of ``self.pos`` lives in the env (not a name: no binding can clash with it)."""
+    return f"{attribute.value.id}.{attribute.attr}"
+
+
 def _none_test(test) -> Optional[tuple]:
     """``(name, op)`` of ``name is None`` / ``name is not None``; None for any other test."""
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
@@ -2768,6 +2829,8 @@ def _placed_anywhere(value):
                        element=_placed_anywhere(value.element))
     if isinstance(value, SeqValue) and value.items is not None:
         return with_fields(value, items=tuple(map(_placed_anywhere, value.items)))
+    if isinstance(value, EitherValue):
+        return EitherValue(tuple(map(_placed_anywhere, value.options)))
     return value
 
 

@@ -118,6 +118,17 @@ def unpack(inf, value, count: int):
     return None
 
 
+def unpack_starred(value, count: int, star: int) -> Optional[list]:
+    """``a, *rest, b = value`` (``count`` targets, the starred one at ``star``): what each target gets, the
+    starred one a list of what is left between; None unless every item is known and enough are there."""
+    if not (isinstance(value, SeqValue) and value.items is not None and value.kind != "iterator") \
+            or len(value.items) < count - 1:
+        return None
+    items, after = list(value.items), count - 1 - star
+    middle = SeqValue("list", tuple(items[star:len(items) - after]))
+    return items[:star] + [middle] + items[len(items) - after:]
+
+
 def iteration_item(inf, iter_node: ast.expr, iterable, env):
     if isinstance(iterable, TensorValue):
         return row_of(iterable)
@@ -652,8 +663,10 @@ def call_builtin(inf, name: str, call: Call):
         return ScalarValue(name)
     if name in ("list", "tuple") and isinstance(arg, SeqValue):
         return SeqValue(name, arg.items, element=arg.element, length=arg.length)
-    if name in ("zip", "enumerate") and call.args and not call.starred and not call.kwargs:
-        return _zipped(name, call.args)
+    if name in ("zip", "enumerate") and call.args and not call.starred \
+            and set(call.kwargs) <= ({"start"} if name == "enumerate" else {"strict"}):
+        # (`enumerate(xs, start=1)` / `enumerate(xs, 1)` counts from elsewhere; `zip(..., strict=True)` only raises)
+        return _zipped(name, call.args[:1] if name == "enumerate" and len(call.args) == 2 else call.args)
     if name == "sum" and len(call.args) == 1 and not call.kwargs and not call.starred and isinstance(arg, SeqValue):
         # `sum([fn(x) for fn in self.fns])`: 0 + t1 + t2 + ..., left to right as Python adds them (items all alike:
         # two of them tell what any more make; an empty list would give 0, so its length must be known)

@@ -23,7 +23,7 @@ from torchwise.analysis.shapes import ShapeError
 from torchwise.analysis.tensors import (
     TORCH_FUNCTIONS, Call, certainly_raises, constant, derived, int_of, size_value,
 )
-from torchwise.analysis.values import ModuleValue, NdarrayValue, ScalarValue, SeqValue, TensorValue
+from torchwise.analysis.values import EitherValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, TensorValue
 
 FUNCTIONS = ("rearrange", "repeat", "reduce", "einsum", "pack", "unpack")
 LAYERS = ("Rearrange", "Reduce")  # einops.layers.torch has no Repeat layer
@@ -106,6 +106,14 @@ def _input(inf, source) -> Optional[TensorValue]:
                    device=first.device if len(devices) == 1 else None)
 
 
+def _unless_none(source):
+    """A tensor attribute some instances lack (``Tensor or None``): einops raises on None (``Tensor type unknown to
+    einops``), so a call that returns had the tensor."""
+    if isinstance(source, EitherValue) and source.may_be_none and isinstance(source.without_none(), TensorValue):
+        return source.without_none()
+    return source
+
+
 def _source_shape(inf, source):
     """The shape einops reads (a tensor, a numpy array, a stacked list); None when unknown."""
     if isinstance(source, NdarrayValue):
@@ -185,7 +193,7 @@ def _plan_value(inf, x: TensorValue, plan: E.Plan, operation: str, *, layer: boo
 def _transform(name: str):
     def handler(inf, call: Call):
         request = _read_transform(name, call)
-        x = None if request is None else _input(inf, request.source)
+        x = None if request is None else _input(inf, _unless_none(request.source))
         if x is None:
             return None
         try:
@@ -236,17 +244,22 @@ def _pack(inf, call: Call):
     if read is None:
         return None
     tensors, pattern = read
-    if not tensors or not all(isinstance(t, TensorValue) for t in tensors):
+    # (an unknown item is a tensor when pack returns: einops reshapes each with the first one's backend, torch)
+    if not tensors or not isinstance(tensors[0], TensorValue) \
+            or not all(isinstance(t, TensorValue) or t is None for t in tensors):
         return None
     try:
-        shape, packed = E.pack([t.shape for t in tensors], pattern)
+        shape, packed = E.pack([t.shape if t is not None else None for t in tensors], pattern)
     except ShapeError:
         return None
     base = tensors[0]
-    same_dtype = len({t.dtype for t in tensors}) == 1  # else torch.cat promotes
-    devices = {t.device for t in tensors}
+    same_dtype = None not in tensors and len({t.dtype for t in tensors}) == 1  # else torch.cat promotes
+    devices = {t.device if t is not None else None for t in tensors}
     result = derived(inf, base, *tensors[1:], dtype=base.dtype if same_dtype else None, shape=shape,
                      why=base.why if same_dtype else None, device=base.device if len(devices) == 1 else None)
+    if None in tensors:  # what the unknown items are decides the grad and the layout
+        result = result.with_(strides=None, requires_grad=None if result.requires_grad is False
+                              else result.requires_grad, is_leaf=None if result.requires_grad is False else result.is_leaf)
     # (torch.cat: a new tensor, row-major when every input is)
     ps = SeqValue("list", tuple(size_value(p) for p in packed))
     return SeqValue("tuple", (result, ps))
