@@ -467,9 +467,9 @@ def test_a_notebook_nested_too_deeply_is_not_a_notebook_not_an_internal_error(tm
 
 
 def test_code_deeper_than_the_analysis_can_walk_is_one_clear_line(tmp_path: Path):
-    # Python parses and runs a chain of 2,000 `x + x + ...`; the analysis recursed past Python's limit and the file
-    # was an "internal error ... please report it", while the other files' results still came.
-    (tmp_path / "deep.py").write_text("import torch\nx = torch.randn(3)\ny = " + " + ".join(["x"] * 2000) + "\n")
+    # Python parses and runs a chain of 2,000 `x ** x ** ...` (right-deep); the analysis recursed past Python's
+    # limit and the file was an "internal error ... please report it", while the other files' results still came.
+    (tmp_path / "deep.py").write_text("import torch\nx = torch.randn(3)\ny = " + " ** ".join(["x"] * 2000) + "\n")
     (tmp_path / "legacy.py").write_text(LEGACY)
     result = run("check", ".", cwd=tmp_path)
     no_traceback(result)

@@ -545,7 +545,7 @@ def test_a_body_nested_too_deeply_is_a_parse_error_and_the_server_keeps_listenin
 
 
 def test_code_deeper_than_the_analysis_can_walk_clears_its_diagnostics_and_says_why(raw):
-    # The analysis raised RecursionError on a 2,000-long `x + x + ...`: the server logged a traceback and kept
+    # The analysis raised RecursionError on a 2,000-long `x ** x ** ...`: the server logged a traceback and kept
     # publishing the last diagnostics of text that was no longer there.
     raw.initialize({})
     uri = "file:///tmp/torchwise-deep.py"
@@ -553,7 +553,7 @@ def test_code_deeper_than_the_analysis_can_walk_clears_its_diagnostics_and_says_
     assert "TW101" in _published(raw, uri)
     raw.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
         "textDocument": {"uri": uri, "version": 2},
-        "contentChanges": [{"text": "import torch\nx = torch.Tensor(3, 4)\ny = " + " + ".join(["x"] * 2000) + "\n"}]}})
+        "contentChanges": [{"text": "import torch\nx = torch.Tensor(3, 4)\ny = " + " ** ".join(["x"] * 2000) + "\n"}]}})
     assert _published(raw, uri) == []
     logged = [m["params"]["message"] for m in raw.from_server if m.get("method") == "window/logMessage"]
     assert any("nested too deeply" in m for m in logged), logged

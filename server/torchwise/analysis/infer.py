@@ -1889,9 +1889,21 @@ class Inference:
         return None
 
     def _bin_op(self, node: ast.BinOp, env: Env):
-        left = self.eval(node.left, env)
-        right = self.eval(node.right, env)
-        return ops.binary(self, node, node.op, left, right)
+        # A left-deep chain (`x + x + ...`, thousands long in generated code) is evaluated in a loop, each inner
+        # operation's value kept as `eval` keeps it: Python parses chains far deeper than its recursion limit.
+        spine = []
+        while node.left.__class__ is ast.BinOp:
+            spine.append(node)
+            node = node.left
+        value = ops.binary(self, node, node.op, self.eval(node.left, env), self.eval(node.right, env))
+        for outer in reversed(spine):
+            if value is not None:
+                self.values[node] = value
+            else:
+                self.values.pop(node, None)
+            node = outer
+            value = ops.binary(self, node, node.op, value, self.eval(node.right, env))
+        return value
 
     def _unary_op(self, node: ast.UnaryOp, env: Env):
         operand = self.eval(node.operand, env)

@@ -407,6 +407,21 @@ class _Part:
             else:
                 visit(child, scope)
 
+    def _visit_BinOp(self, node: ast.BinOp, scope: Scope) -> None:
+        # A left-deep chain (`x + x + ...`: Python parses thousands of operands, far past its recursion limit) is
+        # walked down its left side in a loop; the order of the nodes is that of the recursive walk.
+        spine = [node]
+        left = node.left
+        wanted = ast.BinOp in self._wanted_types
+        while left.__class__ is ast.BinOp:
+            if wanted:
+                self.nodes.append((left, scope))
+            spine.append(left)
+            left = left.left
+        self._visit(left, scope)
+        for part in reversed(spine):
+            self._visit(part.right, scope)
+
     def _visit_Name(self, node: ast.Name, scope: Scope) -> None:
         self._mention(scope, node.id)
         if node.ctx.__class__ is ast.Load:
