@@ -1295,6 +1295,7 @@ class Inference:
             # `if x.ndim == 4:` with x's rank known: the code after goes on from the branch taken only. The other
             # is still analysed (hover there keeps what it showed), but it is dead for these facts.
             taken, taken_raises = (body, body_raises) if decided else (orelse, else_raises)
+            self._forget_dead(stmt.orelse if decided else stmt.body)
             if taken_raises:
                 self.certainly_raises()
             env.vars = taken.vars
@@ -1319,6 +1320,16 @@ class Inference:
         is None in the calls without it (simple_vit_attn_residual). ``x.ndim == 4`` it may decide."""
         return any(_none_test(node) is not None or isinstance(node, ast.Call) and self._none_helper(node, env)
                    is not None for node in ast.walk(test))
+
+    def _forget_dead(self, block: list[ast.stmt]) -> None:
+        """A branch these facts rule out never runs with them: it keeps no fact, so no rule reads one there (a
+        TW507 error on `rearrange(x, 'b v c h w -> b v c 1 h w')` under `if x.ndim == 5:` with x 6-d, in
+        vit-pytorch's VAT, VAAT and VAT-SigLIP)."""
+        values = self.values
+        for stmt in block:
+            for node in ast.walk(stmt):
+                if node.__class__ is not ast.Constant:  # what the code says whatever the facts (a malformed pattern)
+                    values.pop(node, None)
 
     def _dead_if(self, dead: bool, run):
         """``run``, or where it is a branch the facts rule out, ``run`` with its ``return``s left out of the
@@ -2396,18 +2407,23 @@ def _decided_bool(value) -> Optional[bool]:
 
 
 def _decided_bool_op(is_and: bool, operands: list):
-    """``a and b`` / ``a or b`` of bools: decided by the first operand that stops it (False for ``and``, True for
-    ``or``) when every operand before it is decided, or by the last one; None when an operand is not a bool (its
-    value, not a bool, would be the result) or an undecided one comes first."""
-    if not all(isinstance(v, ScalarValue) and v.kind == "bool" for v in operands):
-        return None
-    for operand in operands:
+    """``a and b`` / ``a or b``: decided by the first operand that stops it (a False bool for ``and``, a True one for
+    ``or``) when every operand before it is a decided bool, whatever the operands after it are (Python never
+    evaluates them: ``x.ndim == 2 and not self.flag`` is False for a 3-d x); else by the last one, when it is a bool.
+    An undecided bool before that: an undecided bool if every operand is a bool, else None (a value that is no bool
+    would be the result)."""
+    for operand in operands[:-1]:
         truth = _decided_bool(operand)
         if truth is None:
-            return ScalarValue("bool")
+            break
         if truth is not is_and:
-            return ScalarValue("bool", truth)
-    return ScalarValue("bool", is_and)
+            return operand
+    else:
+        last = operands[-1]
+        return last if isinstance(last, ScalarValue) and last.kind == "bool" else None
+    if all(isinstance(v, ScalarValue) and v.kind == "bool" for v in operands):
+        return ScalarValue("bool")
+    return None
 
 
 def _branches_joined(a, b, key, minted: Optional[set] = None):
