@@ -237,3 +237,13 @@ def test_engine_reads_the_sublist_form():
 
 def test_report():
     print("\ntorch.einsum differential cases:", dict(sorted(STATS.items())))
+
+
+def test_a_size_made_up_for_an_unknown_reads_as_a_question_mark():
+    # The message named the symbol the analysis made for `len(items)`: "does not fit the input (n#1, 3)"; on
+    # vit-pytorch it read "(n#622119851324, n#133982147101, ...)". Hover already showed `?`.
+    code = ("import torch\nfrom einops import rearrange\n\n\ndef f(items):\n    x = torch.randn(len(items), 3)\n"
+            "    return rearrange(x, 'a b c -> a (b c)')\n")
+    findings = [f for f in analyze(code, rules=[EinopsPatternMismatch()]).findings if f.code == "TW507"]
+    assert len(findings) == 1 and "the input (?, 3)" in findings[0].message and "#" not in findings[0].message, \
+        findings[0].message

@@ -9,7 +9,7 @@ import ast
 from typing import Optional
 
 from torchwise.analysis import layout, shapes
-from torchwise.analysis.dims import Sym, fmt_shape
+from torchwise.analysis.dims import readable_dim, readable_shape
 from torchwise.analysis.infer import Inference
 from torchwise.analysis.values import (
     DeviceValue, DtypeValue, EitherValue, InstanceValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, TensorValue,
@@ -24,17 +24,7 @@ _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Floor
               ast.Pow: "**", ast.MatMult: "@"}
 
 
-def dim_text(dim) -> str:
-    if isinstance(dim, Sym) and any("#" in name for name in dim.symbols):
-        return "?"  # a size made up for an unknown, or arithmetic on one (`n#7 - 2`): its name means nothing
-    return str(dim)
-
-
-def shape_text(shape) -> str:
-    if shape is None:
-        return "?"
-    inner = ", ".join(dim_text(d) for d in shape)
-    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+dim_text, shape_text = readable_dim, readable_shape
 
 
 def tensor_line(value: TensorValue) -> str:

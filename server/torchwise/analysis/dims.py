@@ -448,6 +448,22 @@ def fmt_shape(shape: Optional[Sequence[Dim]]) -> str:
     return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
 
+def readable_dim(dim: Dim) -> str:
+    """A size as a message or hover shows it: ``?`` for one made up for an unknown, or arithmetic on one (``n#7 - 2``:
+    its name means nothing to a reader)."""
+    if isinstance(dim, Sym) and any("#" in name for name in dim.symbols):
+        return "?"
+    return str(dim)
+
+
+def readable_shape(shape: Optional[Sequence[Dim]]) -> str:
+    """``fmt_shape`` for people: ``(B, ?, 64)``, never a made-up symbol's name (generated code keeps ``fmt_shape``)."""
+    if shape is None:
+        return "?"
+    inner = ", ".join(readable_dim(d) for d in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
 def fmt_list(shape: Sequence[Dim]) -> str:
     """PyTorch's own spelling of a size in messages: ``[5, 5]``."""
     return "[" + ", ".join(str(d) for d in shape) + "]"
@@ -456,6 +472,6 @@ def fmt_list(shape: Sequence[Dim]) -> str:
 __all__ = [
     "Dim", "Shape", "Sym", "dim_eq", "dim_lt", "display_name", "exact_div", "floordiv", "fmt_dim", "fmt_list",
     "minimum_operands", "prefix_length",
-    "fmt_shape", "rename",
+    "fmt_shape", "readable_dim", "readable_shape", "rename",
     "is_known_int", "product",
 ]

@@ -13,7 +13,7 @@ import ast
 from typing import Iterator, Optional
 
 from torchwise.analysis import dims, dtypes, shapes
-from torchwise.analysis.dims import fmt_shape
+from torchwise.analysis.dims import readable_shape
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.scopes import Scope
 from torchwise.analysis.values import ModuleValue, TensorValue
@@ -142,22 +142,22 @@ def _misfit(name: str, x: TensorValue, target: TensorValue) -> tuple[Optional[st
             wanted = _class_target_shape(x.shape)
             # (an unbatched input, of one dim, takes a target of shape () or (1,): not decided here)
             if len(x.shape) >= 2 and _same_shape(target.shape, wanted) is False:
-                return (f"`{name}` takes class indices of shape {fmt_shape(wanted)} for input {fmt_shape(x.shape)} "
-                        f"(one per sample), but the target is {fmt_shape(target.shape)}"), wanted
+                return (f"`{name}` takes class indices of shape {readable_shape(wanted)} for input {readable_shape(x.shape)} "
+                        f"(one per sample), but the target is {readable_shape(target.shape)}"), wanted
         elif name == "cross_entropy" and target.dtype is not None and dtypes.is_floating(target.dtype) \
                 and _same_shape(target.shape, x.shape) is False:
-            return (f"`{name}` with probabilities as the target needs the input's shape {fmt_shape(x.shape)}, "
-                    f"but the target is {fmt_shape(target.shape)}"), x.shape
+            return (f"`{name}` with probabilities as the target needs the input's shape {readable_shape(x.shape)}, "
+                    f"but the target is {readable_shape(target.shape)}"), x.shape
         return None, ()
     if name in SAME_SIZE:
         if _same_shape(target.shape, x.shape) is False:
-            return (f"`{name}` needs a target of the input's size {fmt_shape(x.shape)}, but the target is "
-                    f"{fmt_shape(target.shape)}"), x.shape
+            return (f"`{name}` needs a target of the input's size {readable_shape(x.shape)}, but the target is "
+                    f"{readable_shape(target.shape)}"), x.shape
         return None, ()
     try:
         shapes.broadcast(x.shape, target.shape)
     except shapes.ShapeError as err:
-        return f"`{name}` of input {fmt_shape(x.shape)} and target {fmt_shape(target.shape)}: {err.message}", x.shape
+        return f"`{name}` of input {readable_shape(x.shape)} and target {readable_shape(target.shape)}: {err.message}", x.shape
     return None, ()
 
 
@@ -204,8 +204,8 @@ class LossTargetBroadcast(Rule):
         except shapes.ShapeError:
             return  # it raises: TW509's
         yield self.finding(ctx, node, (
-            f"`{name}` of input {fmt_shape(x.shape)} and target {fmt_shape(target.shape)} broadcasts them to "
-            f"{fmt_shape(both)}: the loss is not taken element by element; give them one shape"),
+            f"`{name}` of input {readable_shape(x.shape)} and target {readable_shape(target.shape)} broadcasts them to "
+            f"{readable_shape(both)}: the loss is not taken element by element; give them one shape"),
             _trailing_one_fix(ctx, target_node, target.shape, x.shape))
 
 

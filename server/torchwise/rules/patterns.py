@@ -7,7 +7,7 @@ import re
 from typing import Iterator, Optional
 
 from torchwise.analysis import ops_einops, shapes
-from torchwise.analysis.dims import fmt_shape
+from torchwise.analysis.dims import readable_shape
 from torchwise.analysis.scopes import Scope
 from torchwise.analysis.shapes import ShapeError
 from torchwise.analysis.tensors import Call
@@ -39,7 +39,7 @@ def _facts_call(node: ast.Call, ctx: Context) -> Call:
 
 def _shape_text(value) -> Optional[str]:
     if isinstance(value, (TensorValue, NdarrayValue)) and value.shape is not None:
-        return fmt_shape(value.shape)
+        return readable_shape(value.shape)
     return None
 
 

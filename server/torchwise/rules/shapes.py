@@ -6,7 +6,7 @@ import ast
 from typing import Iterator, Optional
 
 from torchwise.analysis import dims, dtypes, optable, shapes
-from torchwise.analysis.dims import fmt_shape
+from torchwise.analysis.dims import readable_shape
 from torchwise.analysis.ops import MATMUL_KINDS
 from torchwise.analysis.scopes import Scope
 from torchwise.analysis.values import InstanceValue, ModuleValue, ScalarValue, SeqValue, TensorValue
@@ -560,8 +560,8 @@ def _functional_conv(node: ast.Call, scope: Scope, ctx: Context) -> Optional[lis
     if dims.dim_eq(channels, expected) is not False:
         return []
     where = "second" if len(x.shape) == rank + 2 else "first"
-    return [f"`conv{rank}d` with weight {fmt_shape(weight.shape)} expects input with {expected} channels, but input "
-            f"{fmt_shape(x.shape)} has {channels} (channels come {where})"]
+    return [f"`conv{rank}d` with weight {readable_shape(weight.shape)} expects input with {expected} channels, but input "
+            f"{readable_shape(x.shape)} has {channels} (channels come {where})"]
 
 
 _CONV_RANKS = {"Conv1d": 1, "Conv2d": 2, "Conv3d": 3}
@@ -578,25 +578,25 @@ def _layer_misfit(module: ModuleValue, shape: tuple) -> Optional[str]:
         expected = dims.product((weight.shape[1], groups)) if isinstance(groups, (int, dims.Sym)) else None
         channels = shape[1 if len(shape) == _CONV_RANKS[kind] + 2 else 0]
         if expected is not None and dims.dim_eq(channels, expected) is False:
-            return (f"`{kind}` expects input with {expected} channels, but input {fmt_shape(shape)} has {channels} "
+            return (f"`{kind}` expects input with {expected} channels, but input {readable_shape(shape)} has {channels} "
                     f"(channels come {'second' if len(shape) == _CONV_RANKS[kind] + 2 else 'first'})")
     elif kind in _BATCH_NORM_RANKS:
         features = module.setting("num_features")
         read = module.param("running_mean") is not None or module.param("weight") is not None
         if read and isinstance(features, (int, dims.Sym)) and len(shape) in _BATCH_NORM_RANKS[kind] \
                 and dims.dim_eq(shape[1], features) is False:
-            return f"`{kind}({features})` expects {features} channels in dim 1, but input {fmt_shape(shape)} has {shape[1]}"
+            return f"`{kind}({features})` expects {features} channels in dim 1, but input {readable_shape(shape)} has {shape[1]}"
     elif kind in ("LSTM", "GRU", "RNN"):
         size = module.setting("input_size")
         if isinstance(size, (int, dims.Sym)) and len(shape) in (2, 3) and dims.dim_eq(shape[-1], size) is False:
-            return f"`{kind}` expects input_size={size} in the last dim, but input {fmt_shape(shape)} has {shape[-1]}"
+            return f"`{kind}` expects input_size={size} in the last dim, but input {readable_shape(shape)} has {shape[-1]}"
     elif kind == "LayerNorm":
         normalized = module.setting("normalized_shape")
         normalized = (normalized,) if not isinstance(normalized, tuple) else normalized
         if normalized and all(isinstance(d, (int, dims.Sym)) for d in normalized) and len(shape) >= len(normalized) \
                 and any(dims.dim_eq(a, b) is False for a, b in zip(shape[-len(normalized):], normalized)):
-            return (f"`LayerNorm` over the last {len(normalized)} dim(s) {fmt_shape(normalized)} does not fit input "
-                    f"{fmt_shape(shape)}: expected input of shape (*, {', '.join(map(str, normalized))})")
+            return (f"`LayerNorm` over the last {len(normalized)} dim(s) {readable_shape(normalized)} does not fit input "
+                    f"{readable_shape(shape)}: expected input of shape (*, {', '.join(map(str, normalized))})")
     return None
 
 

@@ -6,7 +6,7 @@ import ast
 from typing import Iterator
 
 from torchwise.analysis import layout, shapes
-from torchwise.analysis.dims import fmt_shape
+from torchwise.analysis.dims import readable_shape
 from torchwise.analysis.scopes import Scope
 from torchwise.findings import Edit, Finding, Fix, Position, Severity, Span
 from torchwise.rules.base import Context, Invalid, Rule, Valid
@@ -72,8 +72,8 @@ class ViewNeedsCopy(Rule):
                 return  # viewable, or undecided
             note = " whenever its symbolic sizes are above 1"
         strides = ", ".join(str(s) for s in value.strides)
-        message = (f"`.view{fmt_shape(target) if len(target) != 1 else f'({target[0]})'}` needs a copy{note}: the "
-                   f"input {fmt_shape(value.shape)} has strides ({strides}); use `.reshape(...)` or "
+        message = (f"`.view{readable_shape(target) if len(target) != 1 else f'({target[0]})'}` needs a copy{note}: the "
+                   f"input {readable_shape(value.shape)} has strides ({strides}); use `.reshape(...)` or "
                    "`.contiguous().view(...)`")
         name_span = _attribute_name_span(ctx, func)
         fixes = [
