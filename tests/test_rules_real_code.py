@@ -1,7 +1,7 @@
 """The rules on real code: the judged findings on ../shared/corpus stay what they were judged to be.
 
 tests/rules_corpus/judged.json lists every finding torchwise gives on the corpus (six public PyTorch repositories),
-each judged by reading the code. Here, on the files it names:
+each judged by reading the code. Here, on every file of the corpus:
 
 - every finding judged true still fires (recall does not slip back);
 - no rule checked here gives a finding that is not in the list (a new one must be judged and added), nor one
@@ -26,9 +26,9 @@ from torchwise.fixing import apply_edits, preferred_edits
 ROOT = Path(__file__).resolve().parents[1]
 JUDGED = json.loads((Path(__file__).parent / "rules_corpus" / "judged.json").read_text(encoding="utf-8"))
 CORPUS = Path(os.environ.get("TORCHWISE_CORPUS", ROOT.parent / "shared" / "corpus"))
-# The families this change owns; TW4xx (the vectorizer) and TW5xx (shapes) are judged in the file but checked
-# by their own suites.
-CHECKED = ("TW1", "TW2", "TW3", "TW6", "TW7")
+# Every family but TW4xx (the vectorizer), which the corpus census of tests/test_loops_eval.py checks. TW5xx (shapes)
+# is here since stop 26: four false TW507 errors came in unseen, in files no judged finding named.
+CHECKED = ("TW1", "TW2", "TW3", "TW5", "TW6", "TW7")
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
 
@@ -48,10 +48,10 @@ def _files() -> list:
 
 @pytest.fixture(scope="module")
 def found() -> dict:
-    """(file, line, code) -> finding, for the checked rules on every file the judged lists name."""
+    """(file, line, code) -> finding, for the checked rules on every file of the corpus."""
     result = {}
-    for name in _files():
-        path = CORPUS / name
+    for path in sorted(CORPUS.rglob("*.py")):
+        name = path.relative_to(CORPUS).as_posix()
         text = path.read_text(encoding="utf-8")
         for finding in analyze(text, str(path)).findings:
             if _checked(finding.code):
