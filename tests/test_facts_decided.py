@@ -29,15 +29,10 @@ OPS = ("==", "!=", "<", ">=")
 JOINS = ("{test}", "{test} and flag", "not flag or {test}", "flag and not {test}")
 
 
-def _cases():
-    """(function name, its source, the rank of ``after`` torch gives); ``flag`` is True in every call."""
-    cases = []
-    for number, (rank, k, form, op, join) in enumerate(itertools.product((1, 2, 3), (1, 2, 3), RANK_TESTS, OPS,
-                                                                         JOINS)):
-        test = join.format(test=form.format(op=op, k=k))
-        name = f"case_{number}"
-        source = f"""
-def {name}(flag):
+def _case_source(name: str, parameter: str, rank: int, test: str) -> str:
+    """A function whose ``after`` has rank ``rank + 1`` when ``test`` holds, else 0."""
+    return f"""
+def {name}({parameter}):
     x = torch.randn({", ".join(str(2 + i) for i in range(rank))})
     if {test}:
         y = x.unsqueeze(0)
@@ -46,6 +41,16 @@ def {name}(flag):
     after = y
     return after
 """
+
+
+def _cases():
+    """(function name, its source, the rank of ``after`` torch gives); ``flag`` is True in every call."""
+    cases = []
+    for number, (rank, k, form, op, join) in enumerate(itertools.product((1, 2, 3), (1, 2, 3), RANK_TESTS, OPS,
+                                                                         JOINS)):
+        test = join.format(test=form.format(op=op, k=k))
+        name = f"case_{number}"
+        source = _case_source(name, "flag", rank, test)
         x = torch.randn(*(2 + i for i in range(rank)))
         taken = eval(test, {"x": x, "flag": True})
         cases.append((name, source, rank + 1 if taken else 0))
@@ -132,16 +137,7 @@ def _short_circuit_cases():
         first = eval(f"{rank} {op} {k}")
         stops = not first  # a False rank test stops the `and`; its `not`, True, stops the `or`
         name = f"short_{number}"
-        source = f"""
-def {name}(opts):
-    x = torch.randn({", ".join(str(2 + i) for i in range(rank))})
-    if {test}:
-        y = x.unsqueeze(0)
-    else:
-        y = x.sum()
-    after = y
-    return after
-"""
+        source = _case_source(name, "opts", rank, test)
         cases.append((name, source, (0 if join.startswith("{test} and") else rank + 1) if stops else None))
     return cases
 

@@ -440,11 +440,11 @@ def fmt_dim(dim: Dim) -> str:
     return str(dim)
 
 
-def fmt_shape(shape: Optional[Sequence[Dim]]) -> str:
+def fmt_shape(shape: Optional[Sequence[Dim]], dim_text=str) -> str:
     """``(batch_size, 512)``; ``(3,)`` for 1-D; ``()`` for 0-D; ``?`` when unknown."""
     if shape is None:
         return "?"
-    inner = ", ".join(str(d) for d in shape)
+    inner = ", ".join(dim_text(d) for d in shape)
     return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
 
@@ -458,10 +458,7 @@ def readable_dim(dim: Dim) -> str:
 
 def readable_shape(shape: Optional[Sequence[Dim]]) -> str:
     """``fmt_shape`` for people: ``(B, ?, 64)``, never a made-up symbol's name (generated code keeps ``fmt_shape``)."""
-    if shape is None:
-        return "?"
-    inner = ", ".join(readable_dim(d) for d in shape)
-    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+    return fmt_shape(shape, readable_dim)
 
 
 def fmt_list(shape: Sequence[Dim]) -> str:
