@@ -1293,7 +1293,7 @@ class Inference:
         _, else_raises = self._branch(self._dead_if(decided is True, lambda: self._exec_block(stmt.orelse, orelse)))
         if decided is not None:
             # `if x.ndim == 4:` with x's rank known: the code after goes on from the branch taken only. The other
-            # is still analysed (hover there keeps what it showed), but it is dead for these facts.
+            # is analysed (its returns left out) and then keeps no facts: it never runs with these.
             taken, taken_raises = (body, body_raises) if decided else (orelse, else_raises)
             self._forget_dead(stmt.orelse if decided else stmt.body)
             if taken_raises:
