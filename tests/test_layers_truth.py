@@ -471,6 +471,15 @@ def loss_cases():
             yield Case(f"F.{fn}", [tensor("x", pairs[family][0][0]), "t = unknown_target()"],
                        f"F.{fn}(x, t, reduction='{reduction}')",
                        {"unknown_target": lambda made=made: eval(made)})  # noqa: S307
+        # a target of known rank but unknown dtype (nanoGPT's targets.view(-1)): another rank than the input's
+        # can only be class indices, a float target of the input's rank keeps its dtype unknown
+        targets = (((4, 5), "torch.zeros(4, dtype=torch.uint8)", "-1"),
+                   ((2, 5, 3), "torch.zeros(2, 3, dtype=torch.long)", "2, -1"),
+                   ((4, 5), "torch.rand(4, 5, dtype=torch.float64)", "4, -1"))
+        for shape, made, view in targets[:3 if fn == "cross_entropy" else 2] if family == "class" else ():
+            for dtype in ("float32", "float64"):
+                yield Case(f"F.{fn}", [tensor("x", shape, dtype), f"t = unknown_target().view({view})"],
+                           f"F.{fn}(x, t)", {"unknown_target": lambda made=made: eval(made)})  # noqa: S307
     for shape, dtype in itertools.product([(4, 5), (5,), (4, 3)], ("float32", "float64")):
         setup = [tensor("a", shape, dtype), tensor("b", (4, 5), dtype), "t = torch.ones(4)"]
         for reduction in ("'mean'", "'none'"):

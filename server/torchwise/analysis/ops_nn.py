@@ -854,9 +854,17 @@ def _reduction(a: dict) -> Optional[str]:
     return reduction
 
 
+def _class_indices_by_rank(x: TensorValue, target: TensorValue) -> bool:
+    """A target of another rank than the input can only be class indices (probabilities must match the input's
+    shape, and torch raises on a float target of another rank): so an unknown target dtype is long or byte."""
+    return x.shape is not None and target.shape is not None and len(target.shape) != len(x.shape)
+
+
 def _loss_dtype(name: str, x: TensorValue, target: TensorValue):
     """The result dtype: most losses promote input and target; huber and nll keep the input's."""
     if name in ("huber_loss", "nll_loss", "binary_cross_entropy"):
+        return x.dtype
+    if name == "cross_entropy" and _class_indices_by_rank(x, target):
         return x.dtype
     if x.dtype is None or target.dtype is None:
         return None
