@@ -436,6 +436,7 @@ def loss_cases():
     pairs = {
         "class": [((4, 5), "torch.zeros(4, dtype=torch.long)"), ((5,), "torch.tensor(1)"),
                   ((2, 5, 3), "torch.zeros(2, 3, dtype=torch.long)"), ((4, 5), "torch.zeros(4, dtype=torch.int32)"),
+                  ((2, 5, 3), "torch.zeros(2, 3, dtype=torch.uint8)"), ((4, 5), "torch.zeros(4, dtype=torch.uint8)"),
                   ((4, 5), "torch.rand(4, 5)"), ((4, 5), "torch.zeros(3, dtype=torch.long)"),
                   ((0, 5), "torch.zeros(0, dtype=torch.long)"), ((4, 5), "torch.rand(4, 5, dtype=torch.float64)")],
         "same": [((2, 3), "torch.rand(2, 3)"), ((2, 3), "torch.rand(3)"),

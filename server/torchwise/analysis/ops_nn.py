@@ -885,6 +885,7 @@ def _check_target(name: str, x: TensorValue, target: TensorValue, weight: Option
         _require(target.dtype is None or indices or (name == "cross_entropy" and dtypes.is_floating(target.dtype)))
         if x.shape is None or target.shape is None or target.dtype is None:
             return
+        _require(not indices or len(x.shape) <= 2 or target.dtype == DType.int64)  # the k-d kernels take long only
         expected = (x.shape[0], *x.shape[2:]) if indices and len(x.shape) >= 2 else () if indices else x.shape
         _require(len(target.shape) == len(expected))
         for a_, b_ in zip(target.shape, expected):
