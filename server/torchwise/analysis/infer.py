@@ -28,7 +28,7 @@ from itertools import compress, repeat
 from operator import is_, is_not
 from typing import Callable, Iterable, Optional, Tuple
 
-from torchwise.analysis import dims, modpass, ops, ops_einops
+from torchwise.analysis import dims, modpass, ops, ops_einops, wrappers
 from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.layers import LAYERS
@@ -129,6 +129,7 @@ class ClassInfo:
     dataclass_fields: Optional[tuple] = None  # a @dataclass: ((field, default expression or None), ...)
     constructions: list = field(default_factory=list)  # the arguments of each `Name(...)` seen, by parameter
     constructed_unseen: bool = False  # built where the analysis does not follow (a function, a demo, a subclass)
+    wrapped_by: set = field(default_factory=set)  # {(wrapper class, its parameter)} its instances were passed to
 
     @property
     def init(self):
@@ -416,9 +417,14 @@ class Inference:
                                                                                                       module_scope)
         # A module of this file built as another call's argument is called by code the call graph cannot follow
         # (`self.fn(x)`): the calls it sees are not all its calls, so its methods take no facts from them.
-        for name in built_as_arguments & self.classes.keys():
-            for method in self.classes[name].method_infos.values():
-                method.opaque = True
+        # (Unless the call builds a wrapper of this file that only calls it: its calls are the wrapper's.)
+        self._wrapper_attrs: dict = {}
+        self._subclassed = frozenset(base.id for info in self.classes.values() for base in info.node.bases
+                                     if isinstance(base, ast.Name) and base.id in self.classes)
+        for name, wrapper, slot in built_as_arguments:
+            if name in self.classes and self._wrapper_param(wrapper, slot) is None:
+                for method in self.classes[name].method_infos.values():
+                    method.opaque = True
         for name, info in self.classes.items():
             info.constructed_unseen = bool(self.index.name_loads.get(name)) or any(
                 not self._built_where_seen(scope) for _, scope in self.index.calls_by_name.get(name, ()))
@@ -496,6 +502,8 @@ class Inference:
     def _replay_call(self, name: str, starred: bool, args: list, kwargs: dict) -> None:
         if name.startswith("new:"):
             self._note_construction(name[4:], args)
+        elif name.startswith("escape:"):
+            self._note_escape(name[7:])
         elif "." in name:
             owner, _, method = name.partition(".")
             self._note_method_call(self.classes[owner].method_infos[method], starred, args, kwargs)
@@ -542,6 +550,9 @@ class Inference:
         if isinstance(unit, MethodInfo):
             found += [unit.owner.method_infos[name] for name in through_self if name in unit.owner.method_infos]
             classes |= _classes_in(unit.owner.attrs.values())
+            owner = unit.owner.node.name  # a wrapper's methods call what its constructions passed it
+            classes |= {name for name, info in self.classes.items() for wrapper, _ in info.wrapped_by
+                        if wrapper == owner}
         for name in classes:
             found.extend(self.classes[name].method_infos.values())
         return found
@@ -639,6 +650,9 @@ class Inference:
             return key in self._outside_stores
         if kind == "int field":  # an attribute name used as an int somewhere in the file (`config.batch_size`)
             return key in self.int_fields
+        if kind == "wrapped":  # what a wrapper's constructions passed as a parameter ("PreNorm.fn")
+            wrapper, _, param = key.partition(".")
+            return self._wrapped_values(wrapper, param)
         if kind == "attributes":  # what `__init__` sets on its instances
             info = self.classes.get(key)
             return None if info is None else info.attrs
@@ -703,6 +717,8 @@ class Inference:
         try:
             if kind == "new":
                 self._note_construction(name, args)
+            elif kind == "escape":
+                self._note_escape(name)
             elif "." in name:
                 owner, _, method = name.partition(".")
                 self._note_site(self.classes[owner].method_infos[method], starred, args, kwargs)
@@ -716,6 +732,8 @@ class Inference:
         if info.opaque or not info.call_sites or len(info.call_sites) > _MAX_CALL_SITES:
             return None
         if isinstance(info, MethodInfo):
+            if any(self._wrapped_values(wrapper, param) is None for wrapper, param in info.owner.wrapped_by):
+                return None  # some wrapper's calls of it could not be followed
             # Its callers are the units that may call it; all analysed before it unless they call each other.
             callers = self._callers.get(id(info), ())
             return list(info.call_sites) if all(c.analysed or c is info for c in callers) else None
@@ -862,12 +880,13 @@ class Inference:
                 env.vars[star.arg] = None
         if args.vararg is not None and sites is not None and len(sites) == 1:
             env.vars[args.vararg.arg] = sites[0][1].get("*" + args.vararg.arg)  # an instance's `*fns`
-        if args.kwarg is not None and sites is not None and len(sites) == 1:
+        if args.kwarg is not None and sites:
             # `def forward(self, x, **kwargs)` called with `context=x`: kwargs is that mapping (passed on whole by
-            # `self.fn(x, **kwargs)`).
+            # `self.fn(x, **kwargs)`); called from several sites, the empty one when none passes an extra keyword.
             named = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-            extra = tuple((k, v) for k, v in sites[0][1].items() if k not in named)
-            env.vars[args.kwarg.arg] = MappingValue(extra)
+            extras = [tuple((k, v) for k, v in site[1].items() if k not in named) for site in sites]
+            if len(sites) == 1 or not any(extras):
+                env.vars[args.kwarg.arg] = MappingValue(extras[0])
         if not self._specializing:
             self._parameters_by_use(node, env)
             if node.name != "__init__" and class_name is not None and self._is_module_class(class_name):
@@ -1768,18 +1787,116 @@ class Inference:
             bindings = _bind_fields(info.dataclass_fields, call, self)
         if not self._specializing:
             self._note_construction(name, bindings)
+            if bindings is None:  # arguments that bind to nothing known (an inherited __init__, `*args`)
+                for held in sorted(_classes_in([*call.args, *call.kwargs.values()]) & self.classes.keys()):
+                    self._note_escape(held)
         return InstanceValue(name, bindings if bindings is not None else (), call.node)
 
     def _note_construction(self, name: str, bindings) -> None:
         info = self.classes[name]
         if self._pass_log is not None:
             self._pass_log.append(("new", name, False, bindings, None, self._in_main_guard))
+        recorded = False
         if bindings is None or self._in_main_guard:
             info.constructed_unseen = True
         elif len(info.constructions) <= _MAX_CALL_SITES:
             info.constructions.append(bindings)
+            recorded = True
+        self._note_wrapped(name, bindings, recorded)
         if self._calls is not None:
             self._calls.append((f"new:{name}", False, bindings, {}))
+
+    def _wrapper_param(self, wrapper: Optional[str], slot) -> Optional[str]:
+        """The parameter of the wrapper class ``wrapper``'s ``__init__`` that an argument at ``slot`` (a position
+        or a keyword) binds, when the class only ever calls it (``wrappers.wrapper_attribute``)."""
+        info = self.classes.get(wrapper) if wrapper is not None else None
+        if info is None or info.init is None or slot is None:
+            return None
+        args = info.init.args
+        positional = [a.arg for a in (*args.posonlyargs, *args.args)][1:]
+        if isinstance(slot, int):
+            param = positional[slot] if slot < len(positional) else None
+        else:
+            param = slot if slot in positional[len(args.posonlyargs) - 1 if args.posonlyargs else 0:] or \
+                slot in {a.arg for a in args.kwonlyargs} else None
+        return param if param is not None and self._wrapper_attr(wrapper, param) is not None else None
+
+    def _wrapper_attr(self, wrapper: str, param: str) -> Optional[str]:
+        key = (wrapper, param)
+        if key not in self._wrapper_attrs:
+            self._wrapper_attrs[key] = wrappers.wrapper_attribute(self.classes[wrapper].node, param,
+                                                                  frozenset(self.classes), self._subclassed)
+        return self._wrapper_attrs[key]
+
+    def _note_wrapped(self, name: str, bindings, recorded: bool) -> None:
+        """The modules of this file that a construction of ``name`` was given: those a wrapper only calls get its
+        calls as their call sites (``_call_wrapped``); any other escapes, and its methods take no facts from calls."""
+        info = self.classes[name]
+        for param, value in bindings or ():
+            held = _classes_in([value]) & self.classes.keys()
+            if not held:
+                continue
+            clean = recorded and not info.constructed_unseen and self._wrapper_attr(name, param) is not None \
+                and not (self._in_function and any(m.analysed for m in info.method_infos.values()))
+            for held_name in held:
+                if clean:
+                    self.classes[held_name].wrapped_by.add((name, param))
+                else:
+                    for method in self.classes[held_name].method_infos.values():
+                        method.opaque = True
+
+    def _note_escape(self, name: str) -> None:
+        """An instance of ``name`` went where the analysis does not follow: its methods take no facts from calls."""
+        for method in self.classes[name].method_infos.values():
+            method.opaque = True
+        if self._pass_log is not None:
+            self._pass_log.append(("escape", name, False, None, None, self._in_main_guard))
+        if self._calls is not None:
+            self._calls.append((f"escape:{name}", False, None, {}))
+
+    def _wrapped_values(self, wrapper: str, param: str):
+        """What every construction of ``wrapper`` passed as ``param``; None when some are not seen."""
+        info = self.classes.get(wrapper)
+        if info is None or info.constructed_unseen or not info.constructions \
+                or len(info.constructions) > _MAX_CALL_SITES:
+            return None
+        values = tuple(dict(bindings).get(param) for bindings in info.constructions)
+        return None if any(v is None for v in values) else values
+
+    def _call_wrapped(self, instance: InstanceValue, name: str, attribute, call):
+        """``self.fn(x)`` in a method of a wrapper, for every instance (``self`` is none in particular): each module
+        its constructions passed as ``fn`` called with these arguments (which notes the call site), in the callee's
+        terms; the value what the calls agree on, in this method's terms (sizes from elsewhere made fresh)."""
+        if not (isinstance(attribute, SymbolicValue) and isinstance(attribute.dim, Sym)
+                and len(attribute.dim.symbols) == 1):
+            return None
+        param = next(iter(attribute.dim.symbols))
+        info = self.classes[instance.class_name]
+        if attribute.dim != Sym.var(param) or param not in info.init_params \
+                or self._wrapper_attr(instance.class_name, param) != name:
+            return None
+        values = self._read("wrapped", f"{instance.class_name}.{param}")
+        if values is None:
+            return None
+        distinct = []
+        for value in values:
+            if not any(_same(value, seen) for seen in distinct):
+                distinct.append(value)
+        args, kwargs = self._into_frame(call, InstanceValue(instance.class_name, ()), info)
+        inner = ops.Call(call.node, args, kwargs, call.starred, call.env)
+        tag = "@" + (self._unit_tag or "<module>")
+
+        def back(symbol: str):
+            if symbol.endswith(tag):
+                return Sym.var(symbol[:-len(tag)])
+            return None if "#" in symbol else _stable_fresh(symbol, (id(call.node), "wrapped"))
+        results = [map_dims(ops.call_value(self, value, inner), lambda d: dims.rename(d, back)) for value in distinct]
+        result = results[0]
+        for other in results[1:]:
+            result = join(result, other)
+        if isinstance(result, TensorValue) and result.shape is None and len(results) > 1:
+            result = ops._same_rank(call, results, result)
+        return result
 
     def call_instance(self, instance: InstanceValue, call, method: str = "forward"):
         """``instance(x)`` (its ``forward``) or ``instance.method(x)``: the method analysed with these arguments."""
@@ -2139,6 +2256,9 @@ class Inference:
                 env.vars["<self>"] = attributes
             return None
         attribute = self.instance_attribute(instance, name) if name not in self._method_names(instance) else None
+        if attribute is not None and instance.bindings is None and instance.class_name == env.self_class \
+                and not self._specializing and isinstance(attribute, SymbolicValue):
+            return self._call_wrapped(instance, name, attribute, call)
         if attribute is not None:
             self.values[func] = attribute
             self._shape_by_pattern(None, attribute, call, env)
@@ -2760,13 +2880,17 @@ def _int_uses_in(nodes) -> tuple:
                     attributes.add(part.attr)
         callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
         if callee not in _CONTAINERS:  # `PreNorm(dim, Attention(...))`; a Sequential only holds its modules
-            for arg in (*node.args, *(k.value for k in node.keywords)):
+            # Each as (its class, the callee's name, the argument's position or keyword): it may go to a wrapper.
+            wrapper = func.id if isinstance(func, ast.Name) else None
+            starred = next((i for i, a in enumerate(node.args) if isinstance(a, ast.Starred)), len(node.args))
+            slots = [(a, i if i < starred else None) for i, a in enumerate(node.args)]
+            for arg, slot in (*slots, *((k.value, k.arg) for k in node.keywords)):
                 inner = arg.value if isinstance(arg, ast.Starred) else arg
                 for item in inner.elts if isinstance(inner, (ast.List, ast.Tuple)) else (inner,):
                     if isinstance(item, ast.Call) and isinstance(item.func, ast.Name):
                         owner = scope.owner_of(item.func.id)
                         if owner is not None and owner.parent is None:
-                            built.add(item.func.id)
+                            built.add((item.func.id, wrapper if item is arg else None, slot))
     return names, attributes, built
 
 
