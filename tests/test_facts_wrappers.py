@@ -318,3 +318,63 @@ def test_an_edit_gives_what_a_fresh_analysis_gives(edit):
     for first, second in ((before, after), (after, before)):
         previous = analyze(first, "case.py")
         assert observed(analyze(second, "case.py", previous=previous)) == observed(analyze(second, "case.py"))
+
+
+def test_keywords_differing_per_call_site_go_to_each_call():
+    """CaiT's ``attn(x, context = context)`` and ``ff(x)`` through one ``LayerScale``: ``**kwargs`` is one mapping
+    per call site, and ``self.fn(x, **kwargs)`` is a call with each (before, unknown keywords made both wrapped
+    modules' parameters unknowable). The context's rank reaches the attention; each claim is checked at runtime."""
+    source = HEADER + """
+class CrossAttention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.to_q = nn.Linear(dim, dim)
+        self.to_kv = nn.Linear(dim, 2 * dim)
+
+    def forward(self, x, context = None):
+        context = x if context is None else torch.cat((x, context), dim = 1)
+        q = self.to_q(x)
+        k, v = self.to_kv(context).chunk(2, dim = -1)
+        att = q @ k.transpose(-1, -2)
+        out = att.softmax(dim = -1) @ v
+        return out
+
+class FeedForward(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.net = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        y = self.net(x)
+        return y
+
+class LayerScale(nn.Module):
+    def __init__(self, dim, fn):
+        super().__init__()
+        self.scale = nn.Parameter(torch.full((1, 1, dim), 0.1))
+        self.fn = fn
+
+    def forward(self, x, **kwargs):
+        return self.fn(x, **kwargs) * self.scale
+
+class Transformer(nn.Module):
+    def __init__(self, dim, depth):
+        super().__init__()
+        self.layers = nn.ModuleList([])
+        for _ in range(depth):
+            self.layers.append(nn.ModuleList([LayerScale(dim, CrossAttention(dim)), LayerScale(dim, FeedForward(dim))]))
+
+    def forward(self, x, context):
+        for attn, ff in self.layers:
+            x = attn(x, context = context) + x
+            x = ff(x) + x
+        return x
+
+result = Transformer(8, 2)(torch.randn(2, 5, 8), torch.randn(2, 3, 8))
+"""
+    assert not _wrong_claims(source)
+    known = {name for (_, name), fact in _claims(analyze(source, "case.py")).items()
+             if isinstance(fact, TensorValue) and fact.shape is not None}
+    assert {"context", "q", "k", "v", "att", "out", "y"} <= known, sorted(known)
+    att = next(f for (_, name), f in _claims(analyze(source, "case.py")).items() if name == "att")
+    assert att.shape[0] == 2 and att.shape[1] == 5  # (the context's length is the joined one's: 5 or 8)

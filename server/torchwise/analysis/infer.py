@@ -34,8 +34,8 @@ from torchwise.analysis.dtypes import DType
 from torchwise.analysis.layers import LAYERS
 from torchwise.analysis.scopes import BindingKind, ModuleIndex, Scope, ScopeKind
 from torchwise.analysis.values import (
-    EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue,
-    TensorValue, join, map_dims, module_or_none,
+    EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue,
+    SiteKeywordsValue, SymbolicValue, TensorValue, join, map_dims, module_or_none,
 )
 
 _LIST_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -884,9 +884,10 @@ class Inference:
             # `def forward(self, x, **kwargs)` called with `context=x`: kwargs is that mapping (passed on whole by
             # `self.fn(x, **kwargs)`); called from several sites, the empty one when none passes an extra keyword.
             named = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-            extras = [tuple((k, v) for k, v in site[1].items() if k not in named) for site in sites]
-            if len(sites) == 1 or not any(extras):
-                env.vars[args.kwarg.arg] = MappingValue(extras[0])
+            extras = list(dict.fromkeys(tuple((k, v) for k, v in site[1].items() if k not in named)
+                                        for site in sites))
+            env.vars[args.kwarg.arg] = MappingValue(extras[0]) if len(extras) == 1 else \
+                SiteKeywordsValue(tuple(MappingValue(e) for e in extras))  # (extras differ: per site)
         if not self._specializing:
             self._parameters_by_use(node, env)
             if node.name != "__init__" and class_name is not None and self._is_module_class(class_name):
@@ -2175,14 +2176,39 @@ class Inference:
         args = [self.eval(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args]
         kwargs = {k.arg: self.eval(k.value, env) for k in node.keywords if k.arg is not None}
         starred = any(isinstance(a, ast.Starred) for a in node.args)
+        per_site = None
         for k in node.keywords:
             if k.arg is None:
                 spread = self.eval(k.value, env)
                 if isinstance(spread, MappingValue) and not (kwargs.keys() & dict(spread.items).keys()):
                     kwargs.update(spread.items)  # `**kwargs` whose keys are known: they are the keywords
+                elif isinstance(spread, SiteKeywordsValue) and per_site is None and not any(
+                        kwargs.keys() & dict(o.items).keys() for o in spread.options):
+                    per_site = spread.options
                 else:
                     starred = True
-        call = ops.Call(node, args, kwargs, starred, env)
+        if per_site is not None and not starred:
+            return self._call_per_site(node, args, kwargs, per_site, env)
+        return self._dispatch_call(node, ops.Call(node, args, kwargs, starred, env), env)
+
+    def _call_per_site(self, node: ast.Call, args: list, kwargs: dict, options: tuple, env: Env):
+        """``self.fn(x, **kwargs)`` where each call site passed other keywords: the call made with each (so each
+        noted as a call site of its own); what they agree on, as for one of several modules (``ops.call_value``)."""
+        runs = [self._branch(lambda option=option: self._dispatch_call(
+            node, ops.Call(node, args, {**kwargs, **dict(option.items)}, False, env), env)) for option in options]
+        if all(raised for _, raised in runs):
+            self.certainly_raises()
+            return None
+        results = [result for result, raised in runs if not raised]
+        result = results[0]
+        for other in results[1:]:
+            result = join(result, other)
+        if isinstance(result, TensorValue) and result.shape is None and len(results) > 1:
+            result = ops._same_rank(ops.Call(node, args, kwargs, False, env), results, result)
+        return result
+
+    def _dispatch_call(self, node: ast.Call, call, env: Env):
+        func = node.func
         qualname = env.scope.qualname(func)
         if qualname is not None:
             call = _spliced(call, node)
