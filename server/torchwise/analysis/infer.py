@@ -514,6 +514,10 @@ class Inference:
         """Every method and function, each after the units that call it (file order otherwise; a cycle is cut
         where it starts in the file). Kahn's order over the call graph: linear in its edges."""
         units = [m for c in self.classes.values() for m in c.method_infos.values()] + list(self.functions.values())
+        self._wrapped_in: dict = {}  # wrapper class -> the classes of the modules its constructions were passed
+        for name, info in self.classes.items():
+            for wrapper, _ in info.wrapped_by:
+                self._wrapped_in.setdefault(wrapper, set()).add(name)
         position = {id(u): i for i, u in enumerate(units)}
         callees = {id(u): {id(x) for x in self._callees_of(u)} - {id(u)} for u in units}
         callers: dict = {id(u): [] for u in units}
@@ -550,9 +554,7 @@ class Inference:
         if isinstance(unit, MethodInfo):
             found += [unit.owner.method_infos[name] for name in through_self if name in unit.owner.method_infos]
             classes |= _classes_in(unit.owner.attrs.values())
-            owner = unit.owner.node.name  # a wrapper's methods call what its constructions passed it
-            classes |= {name for name, info in self.classes.items() for wrapper, _ in info.wrapped_by
-                        if wrapper == owner}
+            classes |= self._wrapped_in.get(unit.owner.node.name, set())  # what a wrapper's constructions passed it
         for name in classes:
             found.extend(self.classes[name].method_infos.values())
         return found
@@ -732,7 +734,8 @@ class Inference:
         if info.opaque or not info.call_sites or len(info.call_sites) > _MAX_CALL_SITES:
             return None
         if isinstance(info, MethodInfo):
-            if any(self._wrapped_values(wrapper, param) is None for wrapper, param in info.owner.wrapped_by):
+            if any(self._wrapped_values(wrapper, param) is None or not self._passed_as_is(wrapper, param)
+                   for wrapper, param in info.owner.wrapped_by):
                 return None  # some wrapper's calls of it could not be followed
             # Its callers are the units that may call it; all analysed before it unless they call each other.
             callers = self._callers.get(id(info), ())
@@ -1854,6 +1857,12 @@ class Inference:
             self._pass_log.append(("escape", name, False, None, None, self._in_main_guard))
         if self._calls is not None:
             self._calls.append((f"escape:{name}", False, None, {}))
+
+    def _passed_as_is(self, wrapper: str, param: str) -> bool:
+        """The wrapper's attribute is its argument as it was passed (what ``_call_wrapped`` and ``_passed_on`` follow),
+        not a value its ``__init__`` made of it."""
+        value = self.classes[wrapper].attrs.get(self._wrapper_attr(wrapper, param))
+        return isinstance(value, SymbolicValue) and value.dim == Sym.var(param)
 
     def _wrapped_values(self, wrapper: str, param: str):
         """What every construction of ``wrapper`` passed as ``param``; None when some are not seen."""
