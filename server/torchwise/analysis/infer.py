@@ -246,6 +246,7 @@ class Inference:
         self._units: dict = {}  # unit node -> _UnitRecord
         # What each def's code names, kept for the defs the incremental parse reused.
         self._uses: dict = dict(previous._uses) if previous is not None else {}
+        self._wrapper_attrs: dict = dict(previous._wrapper_attrs) if previous is not None else {}
         # (Where names are used as ints depends on what the module's names are bound to: kept while that holds.)
         self._int_cache: dict = {stmt: uses for stmt, uses in previous._int_cache.items()
                                  if not self._changed or not self._names_of(stmt) & self._changed} \
@@ -418,7 +419,10 @@ class Inference:
         # A module of this file built as another call's argument is called by code the call graph cannot follow
         # (`self.fn(x)`): the calls it sees are not all its calls, so its methods take no facts from them.
         # (Unless the call builds a wrapper of this file that only calls it: its calls are the wrapper's.)
-        self._wrapper_attrs: dict = {}
+        # (What a class's code does with an argument, kept for the class nodes the incremental parse reused.)
+        self._wrapper_attrs = {key: attr for key, attr in self._wrapper_attrs.items()
+                               if self.classes.get(key[0].name) is not None
+                               and self.classes[key[0].name].node is key[0]}
         self._subclassed = frozenset(base.id for info in self.classes.values() for base in info.node.bases
                                      if isinstance(base, ast.Name) and base.id in self.classes)
         for name, wrapper, slot in built_as_arguments:
@@ -1826,10 +1830,12 @@ class Inference:
         return param if param is not None and self._wrapper_attr(wrapper, param) is not None else None
 
     def _wrapper_attr(self, wrapper: str, param: str) -> Optional[str]:
-        key = (wrapper, param)
+        node = self.classes[wrapper].node
+        if wrapper in self._subclassed or any(isinstance(b, ast.Name) and b.id in self.classes for b in node.bases):
+            return None  # (a subclass's methods, or a base's, could use the attribute too)
+        key = (node, param)
         if key not in self._wrapper_attrs:
-            self._wrapper_attrs[key] = wrappers.wrapper_attribute(self.classes[wrapper].node, param,
-                                                                  frozenset(self.classes), self._subclassed)
+            self._wrapper_attrs[key] = wrappers.wrapper_attribute(node, param)
         return self._wrapper_attrs[key]
 
     def _note_wrapped(self, name: str, bindings, recorded: bool) -> None:

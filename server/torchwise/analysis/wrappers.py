@@ -17,12 +17,10 @@ _REACHES_CHILDREN = frozenset({"children", "modules", "named_children", "named_m
                                "apply", "__getattr__", "__getattribute__", "get_submodule"})
 
 
-def wrapper_attribute(cls: ast.ClassDef, param: str, file_classes: frozenset, subclassed: frozenset) -> Optional[str]:
+def wrapper_attribute(cls: ast.ClassDef, param: str) -> Optional[str]:
     """The attribute through which ``cls`` calls what its ``__init__`` parameter ``param`` is, when that is all
-    it does with it; else None. ``file_classes``: the names of the file's top-level classes, ``subclassed``: those
-    another one subclasses (a subclass, or a base, of this file could use the attribute in methods of its own)."""
-    if cls.name in subclassed or any(isinstance(b, ast.Name) and b.id in file_classes for b in cls.bases):
-        return None
+    its own code does with it; else None. (A subclass, or a base, of the same file could use the attribute in
+    methods of its own: the caller checks there is none.) Only the class's code: kept while it is the same node."""
     methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
     inits = [m for m in methods if m.name == "__init__"]
     if len(inits) != 1 or len({m.name for m in methods}) != len(methods):
