@@ -155,7 +155,8 @@ class Transformer(nn.Module):
         super().__init__()
         self.layers = nn.ModuleList([])
         for _ in range(depth):
-            self.layers.append(nn.ModuleList([{wrap}(dim, Attention(dim, heads)), {wrap}(dim, FeedForward(dim, hidden))]))
+            attn, ff = {wrap}(dim, Attention(dim, heads)), {wrap}(dim, FeedForward(dim, hidden))
+            self.layers.append(nn.ModuleList([attn, ff]))
 
     def forward(self, x):
         for attn, ff in self.layers:
@@ -388,3 +389,54 @@ result = Transformer(8, 2)(torch.randn(2, 5, 8), torch.randn(2, 3, 8))
     assert {"context", "q", "k", "v", "att", "out", "y"} <= known, sorted(known)
     att = next(f for (_, name), f in _claims(analyze(source, "case.py")).items() if name == "att")
     assert att.shape[0] == 2 and att.shape[1] == 5  # (the context's length is the joined one's: 5 or 8)
+
+
+# Keywords through a wrapper, several ways: the sites' keywords differ, overlap a keyword the wrapper passes itself
+# (the spread is then unknown: a keyword twice raises), or the wrapper reads them too. Each runs under the tracer.
+KEYWORD_CALLS = {
+    "one-site-passes-context": ("", "x = blk(x, context = c) + x\n        x = blk2(x) + x"),
+    "two-keys": ("", "x = blk(x, context = c, scale = 2.0) + x\n        x = blk2(x, scale = 0.5) + x"),
+    "explicit-keyword-too": ("scale = 1.0, ", "x = blk(x, context = c) + x\n        x = blk2(x) + x"),
+    "kwargs-read": ("", "x = blk(x, context = c) + x\n        x = blk2(x, context = None) + x"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEYWORD_CALLS))
+def test_keywords_through_a_wrapper_claim_only_what_holds(name):
+    extra, calls = KEYWORD_CALLS[name]
+    reads = "        if kwargs.get('context') is not None:\n            x = x * 1.0\n" if name == "kwargs-read" else ""
+    passes = "scale = scale, " if extra else ""
+    source = HEADER + f"""
+class Cross(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.to_kv = nn.Linear(dim, 2 * dim)
+
+    def forward(self, x, context = None, scale = 1.0):
+        context = x if context is None else torch.cat((x, context), dim = 1)
+        k, v = self.to_kv(context).chunk(2, dim = -1)
+        att = (x @ k.transpose(-1, -2)) * scale
+        out = att.softmax(dim = -1) @ v
+        return out
+
+class Wrap(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x, {extra}**kwargs):
+{reads}        return self.fn(x, {passes}**kwargs)
+
+class Net(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.blk, self.blk2 = Wrap(Cross(dim)), Wrap(Cross(dim))
+
+    def forward(self, x, c):
+        blk, blk2 = self.blk, self.blk2
+        {calls}
+        return x
+
+result = Net(8)(torch.randn(2, 5, 8), torch.randn(2, 3, 8))
+"""
+    assert not _wrong_claims(source)
