@@ -28,14 +28,14 @@ from itertools import compress, repeat
 from operator import is_, is_not
 from typing import Callable, Iterable, Optional, Tuple
 
-from torchwise.analysis import dims, modpass, ops, ops_einops
+from torchwise.analysis import dims, modpass, ops, ops_einops, wrappers
 from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.layers import LAYERS
 from torchwise.analysis.scopes import BindingKind, ModuleIndex, Scope, ScopeKind
 from torchwise.analysis.values import (
-    EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue,
-    TensorValue, join, map_dims, module_or_none,
+    EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue,
+    SiteKeywordsValue, SymbolicValue, TensorValue, join, map_dims, module_or_none,
 )
 
 _LIST_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -129,6 +129,7 @@ class ClassInfo:
     dataclass_fields: Optional[tuple] = None  # a @dataclass: ((field, default expression or None), ...)
     constructions: list = field(default_factory=list)  # the arguments of each `Name(...)` seen, by parameter
     constructed_unseen: bool = False  # built where the analysis does not follow (a function, a demo, a subclass)
+    wrapped_by: set = field(default_factory=set)  # {(wrapper class, its parameter)} its instances were passed to
 
     @property
     def init(self):
@@ -245,6 +246,7 @@ class Inference:
         self._units: dict = {}  # unit node -> _UnitRecord
         # What each def's code names, kept for the defs the incremental parse reused.
         self._uses: dict = dict(previous._uses) if previous is not None else {}
+        self._wrapper_attrs: dict = dict(previous._wrapper_attrs) if previous is not None else {}
         # (Where names are used as ints depends on what the module's names are bound to: kept while that holds.)
         self._int_cache: dict = {stmt: uses for stmt, uses in previous._int_cache.items()
                                  if not self._changed or not self._names_of(stmt) & self._changed} \
@@ -416,9 +418,17 @@ class Inference:
                                                                                                       module_scope)
         # A module of this file built as another call's argument is called by code the call graph cannot follow
         # (`self.fn(x)`): the calls it sees are not all its calls, so its methods take no facts from them.
-        for name in built_as_arguments & self.classes.keys():
-            for method in self.classes[name].method_infos.values():
-                method.opaque = True
+        # (Unless the call builds a wrapper of this file that only calls it: its calls are the wrapper's.)
+        # (What a class's code does with an argument, kept for the class nodes the incremental parse reused.)
+        self._wrapper_attrs = {key: attr for key, attr in self._wrapper_attrs.items()
+                               if self.classes.get(key[0].name) is not None
+                               and self.classes[key[0].name].node is key[0]}
+        self._subclassed = frozenset(base.id for info in self.classes.values() for base in info.node.bases
+                                     if isinstance(base, ast.Name) and base.id in self.classes)
+        for name, wrapper, slot in built_as_arguments:
+            if name in self.classes and self._wrapper_param(wrapper, slot) is None:
+                for method in self.classes[name].method_infos.values():
+                    method.opaque = True
         for name, info in self.classes.items():
             info.constructed_unseen = bool(self.index.name_loads.get(name)) or any(
                 not self._built_where_seen(scope) for _, scope in self.index.calls_by_name.get(name, ()))
@@ -496,6 +506,8 @@ class Inference:
     def _replay_call(self, name: str, starred: bool, args: list, kwargs: dict) -> None:
         if name.startswith("new:"):
             self._note_construction(name[4:], args)
+        elif name.startswith("escape:"):
+            self._note_escape(name[7:])
         elif "." in name:
             owner, _, method = name.partition(".")
             self._note_method_call(self.classes[owner].method_infos[method], starred, args, kwargs)
@@ -506,6 +518,10 @@ class Inference:
         """Every method and function, each after the units that call it (file order otherwise; a cycle is cut
         where it starts in the file). Kahn's order over the call graph: linear in its edges."""
         units = [m for c in self.classes.values() for m in c.method_infos.values()] + list(self.functions.values())
+        self._wrapped_in: dict = {}  # wrapper class -> the classes of the modules its constructions were passed
+        for name, info in self.classes.items():
+            for wrapper, _ in info.wrapped_by:
+                self._wrapped_in.setdefault(wrapper, set()).add(name)
         position = {id(u): i for i, u in enumerate(units)}
         callees = {id(u): {id(x) for x in self._callees_of(u)} - {id(u)} for u in units}
         callers: dict = {id(u): [] for u in units}
@@ -542,6 +558,7 @@ class Inference:
         if isinstance(unit, MethodInfo):
             found += [unit.owner.method_infos[name] for name in through_self if name in unit.owner.method_infos]
             classes |= _classes_in(unit.owner.attrs.values())
+            classes |= self._wrapped_in.get(unit.owner.node.name, set())  # what a wrapper's constructions passed it
         for name in classes:
             found.extend(self.classes[name].method_infos.values())
         return found
@@ -639,6 +656,9 @@ class Inference:
             return key in self._outside_stores
         if kind == "int field":  # an attribute name used as an int somewhere in the file (`config.batch_size`)
             return key in self.int_fields
+        if kind == "wrapped":  # what a wrapper's constructions passed as a parameter ("PreNorm.fn")
+            wrapper, _, param = key.partition(".")
+            return self._wrapped_values(wrapper, param)
         if kind == "attributes":  # what `__init__` sets on its instances
             info = self.classes.get(key)
             return None if info is None else info.attrs
@@ -703,6 +723,8 @@ class Inference:
         try:
             if kind == "new":
                 self._note_construction(name, args)
+            elif kind == "escape":
+                self._note_escape(name)
             elif "." in name:
                 owner, _, method = name.partition(".")
                 self._note_site(self.classes[owner].method_infos[method], starred, args, kwargs)
@@ -716,6 +738,9 @@ class Inference:
         if info.opaque or not info.call_sites or len(info.call_sites) > _MAX_CALL_SITES:
             return None
         if isinstance(info, MethodInfo):
+            if any(self._wrapped_values(wrapper, param) is None or not self._passed_as_is(wrapper, param)
+                   for wrapper, param in info.owner.wrapped_by):
+                return None  # some wrapper's calls of it could not be followed
             # Its callers are the units that may call it; all analysed before it unless they call each other.
             callers = self._callers.get(id(info), ())
             return list(info.call_sites) if all(c.analysed or c is info for c in callers) else None
@@ -862,12 +887,14 @@ class Inference:
                 env.vars[star.arg] = None
         if args.vararg is not None and sites is not None and len(sites) == 1:
             env.vars[args.vararg.arg] = sites[0][1].get("*" + args.vararg.arg)  # an instance's `*fns`
-        if args.kwarg is not None and sites is not None and len(sites) == 1:
+        if args.kwarg is not None and sites:
             # `def forward(self, x, **kwargs)` called with `context=x`: kwargs is that mapping (passed on whole by
-            # `self.fn(x, **kwargs)`).
+            # `self.fn(x, **kwargs)`); called from several sites, the empty one when none passes an extra keyword.
             named = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-            extra = tuple((k, v) for k, v in sites[0][1].items() if k not in named)
-            env.vars[args.kwarg.arg] = MappingValue(extra)
+            extras = list(dict.fromkeys(tuple((k, v) for k, v in site[1].items() if k not in named)
+                                        for site in sites))
+            env.vars[args.kwarg.arg] = MappingValue(extras[0]) if len(extras) == 1 else \
+                SiteKeywordsValue(tuple(MappingValue(e) for e in extras))  # (extras differ: per site)
         if not self._specializing:
             self._parameters_by_use(node, env)
             if node.name != "__init__" and class_name is not None and self._is_module_class(class_name):
@@ -1768,18 +1795,124 @@ class Inference:
             bindings = _bind_fields(info.dataclass_fields, call, self)
         if not self._specializing:
             self._note_construction(name, bindings)
+            if bindings is None:  # arguments that bind to nothing known (an inherited __init__, `*args`)
+                for held in sorted(_classes_in([*call.args, *call.kwargs.values()]) & self.classes.keys()):
+                    self._note_escape(held)
         return InstanceValue(name, bindings if bindings is not None else (), call.node)
 
     def _note_construction(self, name: str, bindings) -> None:
         info = self.classes[name]
         if self._pass_log is not None:
             self._pass_log.append(("new", name, False, bindings, None, self._in_main_guard))
+        recorded = False
         if bindings is None or self._in_main_guard:
             info.constructed_unseen = True
         elif len(info.constructions) <= _MAX_CALL_SITES:
             info.constructions.append(bindings)
+            recorded = True
+        self._note_wrapped(name, bindings, recorded)
         if self._calls is not None:
             self._calls.append((f"new:{name}", False, bindings, {}))
+
+    def _wrapper_param(self, wrapper: Optional[str], slot) -> Optional[str]:
+        """The parameter of the wrapper class ``wrapper``'s ``__init__`` that an argument at ``slot`` (a position
+        or a keyword) binds, when the class only ever calls it (``wrappers.wrapper_attribute``)."""
+        info = self.classes.get(wrapper) if wrapper is not None else None
+        if info is None or info.init is None or slot is None:
+            return None
+        args = info.init.args
+        positional = [a.arg for a in (*args.posonlyargs, *args.args)][1:]
+        if isinstance(slot, int):
+            param = positional[slot] if slot < len(positional) else None
+        else:
+            param = slot if slot in positional[len(args.posonlyargs) - 1 if args.posonlyargs else 0:] or \
+                slot in {a.arg for a in args.kwonlyargs} else None
+        return param if param is not None and self._wrapper_attr(wrapper, param) is not None else None
+
+    def _wrapper_attr(self, wrapper: str, param: str) -> Optional[str]:
+        node = self.classes[wrapper].node
+        if wrapper in self._subclassed or any(isinstance(b, ast.Name) and b.id in self.classes for b in node.bases):
+            return None  # (a subclass's methods, or a base's, could use the attribute too)
+        key = (node, param)
+        if key not in self._wrapper_attrs:
+            self._wrapper_attrs[key] = wrappers.wrapper_attribute(node, param)
+        return self._wrapper_attrs[key]
+
+    def _note_wrapped(self, name: str, bindings, recorded: bool) -> None:
+        """The modules of this file that a construction of ``name`` was given: those a wrapper only calls get its
+        calls as their call sites (``_call_wrapped``); any other escapes, and its methods take no facts from calls."""
+        info = self.classes[name]
+        for param, value in bindings or ():
+            held = _classes_in([value]) & self.classes.keys()
+            if not held:
+                continue
+            clean = recorded and not info.constructed_unseen and self._wrapper_attr(name, param) is not None \
+                and not (self._in_function and any(m.analysed for m in info.method_infos.values()))
+            for held_name in held:
+                if clean:
+                    self.classes[held_name].wrapped_by.add((name, param))
+                else:
+                    for method in self.classes[held_name].method_infos.values():
+                        method.opaque = True
+
+    def _note_escape(self, name: str) -> None:
+        """An instance of ``name`` went where the analysis does not follow: its methods take no facts from calls."""
+        for method in self.classes[name].method_infos.values():
+            method.opaque = True
+        if self._pass_log is not None:
+            self._pass_log.append(("escape", name, False, None, None, self._in_main_guard))
+        if self._calls is not None:
+            self._calls.append((f"escape:{name}", False, None, {}))
+
+    def _passed_as_is(self, wrapper: str, param: str) -> bool:
+        """The wrapper's attribute is its argument as it was passed (what ``_call_wrapped`` and ``_passed_on`` follow),
+        not a value its ``__init__`` made of it."""
+        value = self.classes[wrapper].attrs.get(self._wrapper_attr(wrapper, param))
+        return isinstance(value, SymbolicValue) and value.dim == Sym.var(param)
+
+    def _wrapped_values(self, wrapper: str, param: str):
+        """What every construction of ``wrapper`` passed as ``param``; None when some are not seen."""
+        info = self.classes.get(wrapper)
+        if info is None or info.constructed_unseen or not info.constructions \
+                or len(info.constructions) > _MAX_CALL_SITES:
+            return None
+        values = tuple(dict(bindings).get(param) for bindings in info.constructions)
+        return None if any(v is None for v in values) else values
+
+    def _call_wrapped(self, instance: InstanceValue, name: str, attribute, call):
+        """``self.fn(x)`` in a method of a wrapper, for every instance (``self`` is none in particular): each module
+        its constructions passed as ``fn`` called with these arguments (which notes the call site), in the callee's
+        terms; the value what the calls agree on, in this method's terms (sizes from elsewhere made fresh)."""
+        if not (isinstance(attribute, SymbolicValue) and isinstance(attribute.dim, Sym)
+                and len(attribute.dim.symbols) == 1):
+            return None
+        param = next(iter(attribute.dim.symbols))
+        info = self.classes[instance.class_name]
+        if attribute.dim != Sym.var(param) or param not in info.init_params \
+                or self._wrapper_attr(instance.class_name, param) != name:
+            return None
+        values = self._read("wrapped", f"{instance.class_name}.{param}")
+        if values is None:
+            return None
+        distinct = []
+        for value in values:
+            if not any(_same(value, seen) for seen in distinct):
+                distinct.append(value)
+        args, kwargs = self._into_frame(call, InstanceValue(instance.class_name, ()), info)
+        inner = ops.Call(call.node, args, kwargs, call.starred, call.env)
+        tag = "@" + (self._unit_tag or "<module>")
+
+        def back(symbol: str):
+            if symbol.endswith(tag):
+                return Sym.var(symbol[:-len(tag)])
+            return None if "#" in symbol else _stable_fresh(symbol, (id(call.node), "wrapped"))
+        results = [map_dims(ops.call_value(self, value, inner), lambda d: dims.rename(d, back)) for value in distinct]
+        result = results[0]
+        for other in results[1:]:
+            result = join(result, other)
+        if isinstance(result, TensorValue) and result.shape is None and len(results) > 1:
+            result = ops._same_rank(call, results, result)
+        return result
 
     def call_instance(self, instance: InstanceValue, call, method: str = "forward"):
         """``instance(x)`` (its ``forward``) or ``instance.method(x)``: the method analysed with these arguments."""
@@ -2058,14 +2191,39 @@ class Inference:
         args = [self.eval(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args]
         kwargs = {k.arg: self.eval(k.value, env) for k in node.keywords if k.arg is not None}
         starred = any(isinstance(a, ast.Starred) for a in node.args)
+        per_site = None
         for k in node.keywords:
             if k.arg is None:
                 spread = self.eval(k.value, env)
                 if isinstance(spread, MappingValue) and not (kwargs.keys() & dict(spread.items).keys()):
                     kwargs.update(spread.items)  # `**kwargs` whose keys are known: they are the keywords
+                elif isinstance(spread, SiteKeywordsValue) and per_site is None and not any(
+                        kwargs.keys() & dict(o.items).keys() for o in spread.options):
+                    per_site = spread.options
                 else:
                     starred = True
-        call = ops.Call(node, args, kwargs, starred, env)
+        if per_site is not None and not starred:
+            return self._call_per_site(node, args, kwargs, per_site, env)
+        return self._dispatch_call(node, ops.Call(node, args, kwargs, starred, env), env)
+
+    def _call_per_site(self, node: ast.Call, args: list, kwargs: dict, options: tuple, env: Env):
+        """``self.fn(x, **kwargs)`` where each call site passed other keywords: the call made with each (so each
+        noted as a call site of its own); what they agree on, as for one of several modules (``ops.call_value``)."""
+        runs = [self._branch(lambda option=option: self._dispatch_call(
+            node, ops.Call(node, args, {**kwargs, **dict(option.items)}, False, env), env)) for option in options]
+        if all(raised for _, raised in runs):
+            self.certainly_raises()
+            return None
+        results = [result for result, raised in runs if not raised]
+        result = results[0]
+        for other in results[1:]:
+            result = join(result, other)
+        if isinstance(result, TensorValue) and result.shape is None and len(results) > 1:
+            result = ops._same_rank(ops.Call(node, args, kwargs, False, env), results, result)
+        return result
+
+    def _dispatch_call(self, node: ast.Call, call, env: Env):
+        func = node.func
         qualname = env.scope.qualname(func)
         if qualname is not None:
             call = _spliced(call, node)
@@ -2139,6 +2297,9 @@ class Inference:
                 env.vars["<self>"] = attributes
             return None
         attribute = self.instance_attribute(instance, name) if name not in self._method_names(instance) else None
+        if attribute is not None and instance.bindings is None and instance.class_name == env.self_class \
+                and not self._specializing and isinstance(attribute, SymbolicValue):
+            return self._call_wrapped(instance, name, attribute, call)
         if attribute is not None:
             self.values[func] = attribute
             self._shape_by_pattern(None, attribute, call, env)
@@ -2760,13 +2921,17 @@ def _int_uses_in(nodes) -> tuple:
                     attributes.add(part.attr)
         callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
         if callee not in _CONTAINERS:  # `PreNorm(dim, Attention(...))`; a Sequential only holds its modules
-            for arg in (*node.args, *(k.value for k in node.keywords)):
+            # Each as (its class, the callee's name, the argument's position or keyword): it may go to a wrapper.
+            wrapper = func.id if isinstance(func, ast.Name) else None
+            starred = next((i for i, a in enumerate(node.args) if isinstance(a, ast.Starred)), len(node.args))
+            slots = [(a, i if i < starred else None) for i, a in enumerate(node.args)]
+            for arg, slot in (*slots, *((k.value, k.arg) for k in node.keywords)):
                 inner = arg.value if isinstance(arg, ast.Starred) else arg
                 for item in inner.elts if isinstance(inner, (ast.List, ast.Tuple)) else (inner,):
                     if isinstance(item, ast.Call) and isinstance(item.func, ast.Name):
                         owner = scope.owner_of(item.func.id)
                         if owner is not None and owner.parent is None:
-                            built.add(item.func.id)
+                            built.add((item.func.id, wrapper if item is arg else None, slot))
     return names, attributes, built
 
 

@@ -184,6 +184,15 @@ class MappingValue:
     items: tuple  # ((key, value), ...)
 
 
+@dataclass(frozen=True)
+class SiteKeywordsValue:
+    """``**kwargs`` of a def whose call sites pass different extra keywords (``attn(x, context = c)`` and
+    ``ff(x)`` through one wrapper): per call site, one of these ``MappingValue``s. Spread into a call
+    (``self.fn(x, **kwargs)``), the call is made once with each."""
+
+    options: tuple  # (MappingValue, ...), at least two, distinct
+
+
 Value = Union[TensorValue, NdarrayValue, ScalarValue, SeqValue, DeviceValue, DtypeValue, ModuleValue,
               InstanceValue, SymbolicValue, MappingValue, LambdaValue, EitherValue]
 
