@@ -108,3 +108,36 @@ def test_identical_structures_are_equal_and_shown_alike():
             assert a == b and repr(a) == repr(b)
         assert _same(a, b) == (a is b or a == b and repr(a) == repr(b))
     assert decided > 1000
+
+
+# Statements under grad off (only a `with` turns it off at module level: its body's grad state changes with its
+# facts), and blocks.
+_GRAD_SNIPPETS = ["with torch.no_grad():\n    y = x + h\n    for i in range(2):\n        z = y * i\n",
+                  "g = torch.no_grad()\n", "with g:\n    k = x.sum()\n", "if True:\n    k = x.sum()\n"]
+
+
+def test_facts_changed_among_statements_is_facts_changed_of_each():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_incremental_analysis import edit
+    from test_incremental_module_rules import _MODULE, SNIPPETS
+
+    from torchwise.engine import _UNITS, _facts_changed, _facts_changed_among, analyze
+
+    rng = random.Random(17)
+    seen = 0
+    for _ in range(40):
+        text, previous = _MODULE, analyze(_MODULE, "m.py")
+        for _ in range(3):
+            text = edit(text, rng.randint(0, 20), rng.randint(0, 1), rng.choice(SNIPPETS + _GRAD_SNIPPETS))
+            now = analyze(text, "m.py", previous=previous)
+            if now.facts is None or previous.facts is None:
+                break
+            stmts = [stmt for stmt, _, _ in now.facts.index.top_level if not isinstance(stmt, _UNITS)]
+            expected = {stmt for stmt in stmts if _facts_changed(stmt, now.facts, previous.facts)}
+            assert _facts_changed_among(stmts, now.facts, previous.facts) == expected
+            seen += len(expected) > 0 and len(expected) < len(stmts)
+            previous = now
+    assert seen > 10

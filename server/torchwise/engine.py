@@ -7,8 +7,8 @@ import builtins
 import gc
 from collections import defaultdict
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import is_not
+from itertools import chain, compress, count, repeat
+from operator import is_not, ne
 from typing import Sequence
 
 from torchwise.analysis.infer import Inference
@@ -261,6 +261,7 @@ class _Reach:
         self.stale: set | None = None  # the statements that mention a changed name; None: all of them
         self.stale_code: set | None = None  # the same for CODE
         self.facts, self.previous_facts = ctx.facts, previous.facts if previous is not None else None
+        self._changed: set | None = None
         if previous is not None and ctx.index.lent:
             self._find(ctx, previous)
         # Module-level code the edit left as it was: a module-level statement with the same facts keeps its plan.
@@ -280,14 +281,23 @@ class _Reach:
             return False
         if unit:
             return stmt in self.facts.reused
-        return self.module_code_kept and not _facts_changed(stmt, self.facts, self.previous_facts)
+        return self.module_code_kept and stmt not in self._changed_at_module_level()
 
     def kept_alone(self, stmt: ast.stmt) -> bool:
         """Whether a module-level statement of the last analysis, in module-level code that changed elsewhere, is
         the same to a rule that reads only it: the same node (the caller's), the same facts, and no name it
         mentions may mean something else."""
         return self.previous_facts is not None and self.stale is not None and stmt not in self.stale \
-            and not _facts_changed(stmt, self.facts, self.previous_facts)
+            and stmt not in self._changed_at_module_level()
+
+    def _changed_at_module_level(self) -> set:
+        """The module-level statements whose facts differ from the last analysis's (``_facts_changed`` of each),
+        found for all of them at once, at C speed: one by one, they were 90 ms of a 200k-line file's edit."""
+        if self._changed is None:
+            index = self.facts.index
+            self._changed = _facts_changed_among([stmt for stmt, _, _ in index.top_level
+                                                  if not isinstance(stmt, _UNITS)], self.facts, self.previous_facts)
+        return self._changed
 
     def rules_for(self, stmt: ast.stmt) -> frozenset:
         """The rules with a reach to ask again about the code of ``stmt``, a reused statement."""
@@ -363,16 +373,37 @@ def _facts_changed(stmt: ast.stmt, facts: Inference, previous: Inference | None)
     to is then the same to a rule: the same code, the same facts). Its nodes are listed once, kept with it."""
     if previous is None:
         return True
-    memo = facts.index.parts[stmt].memo
-    found = memo.get("engine.nodes")
-    if found is None:  # (its statements: only statements run with grad off or on)
-        nodes = list(ast.walk(stmt))
-        found = memo["engine.nodes"] = (nodes, [node for node in nodes if isinstance(node, ast.stmt)])
-    nodes, statements = found
+    nodes, statements = _statement_nodes(stmt, facts.index.parts[stmt].memo)
     if _some_fact_differs(nodes, facts.values, previous.values):
         return True
     off_now, off_then = facts.grad_not_on, previous.grad_not_on
     return any((node in off_now) != (node in off_then) for node in statements)
+
+
+def _facts_changed_among(stmts: list, facts: Inference, previous: Inference) -> set:
+    """``{stmt for stmt in stmts if _facts_changed(stmt, facts, previous)}``, the nodes of all of them compared in one
+    sweep: only the nodes whose facts are not the very same objects, or whose grad state differs, are looked at."""
+    parts = facts.index.parts
+    lists = [_statement_nodes(stmt, parts[stmt].memo) for stmt in stmts]
+    nodes = list(chain.from_iterable(found[0] for found in lists))
+    owners = list(chain.from_iterable(repeat(stmt, len(found[0])) for stmt, found in zip(stmts, lists)))
+    now, then = list(map(facts.values.get, nodes)), list(map(previous.values.get, nodes))
+    changed = {owners[i] for i in compress(count(), map(is_not, now, then)) if not _equal_fact(now[i], then[i])}
+    inner = list(chain.from_iterable(found[1] for found in lists))
+    inner_owners = list(chain.from_iterable(repeat(stmt, len(found[1])) for stmt, found in zip(stmts, lists)))
+    off_now, off_then = facts.grad_not_on, previous.grad_not_on
+    changed.update(inner_owners[i] for i in compress(count(), map(ne, map(off_now.__contains__, inner),
+                                                                      map(off_then.__contains__, inner))))
+    return changed
+
+
+def _statement_nodes(stmt: ast.stmt, memo: dict) -> tuple:
+    """A top-level statement's nodes, and those of them that are statements, listed once, kept with it."""
+    found = memo.get("engine.nodes")
+    if found is None:  # (its statements: only statements run with grad off or on)
+        nodes = list(ast.walk(stmt))
+        found = memo["engine.nodes"] = (nodes, [node for node in nodes if isinstance(node, ast.stmt)])
+    return found
 
 
 def _some_fact_differs(nodes: list, now: dict, then: dict) -> bool:
