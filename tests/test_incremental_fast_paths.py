@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 import random
 
-from torchwise.analysis.infer import _differing_names
-from torchwise.analysis.values import ScalarValue, TensorValue
+from torchwise.analysis.infer import _differing_names, _identical, _same
+from torchwise.analysis.values import InstanceValue, ScalarValue, TensorValue
 from torchwise.engine import _equal_fact, _some_fact_differs
 
 
@@ -65,3 +65,79 @@ def test_per_statement_agrees_with_the_plain_loop():
         assert sorted(map(id, calls)) == sorted(map(id, expected))  # each worked out once, where it must be
         assert found == [index.parts[stmt].memo["k"] for stmt in tree.body]
         assert all(value is None or value[0] == stmt.lineno for stmt, value in zip(tree.body, found))
+
+
+def _nested(rng: random.Random, pool: list, depth: int = 0):
+    """A random structure of tuples, lists, dicts and instances over ``pool``'s objects."""
+    kind = rng.randrange(5) if depth < 3 else 0
+    if kind == 0:
+        return rng.choice(pool)
+    items = [_nested(rng, pool, depth + 1) for _ in range(rng.randint(0, 3))]
+    if kind == 1:
+        return tuple(items)
+    if kind == 2:
+        return items
+    if kind == 3:
+        return {f"k{i}": item for i, item in enumerate(items)}
+    return InstanceValue("Net", tuple((f"p{i}", item) for i, item in enumerate(items)) or None)
+
+
+def _rebuilt(rng: random.Random, value, pool: list):
+    """``value`` with new containers around the very same objects, now and then one swapped for another."""
+    if rng.random() < 0.05:
+        return rng.choice(pool)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_rebuilt(rng, v, pool) for v in value)
+    if isinstance(value, dict):
+        return {k: _rebuilt(rng, v, pool) for k, v in value.items()}
+    if isinstance(value, InstanceValue):
+        return InstanceValue(value.class_name, _rebuilt(rng, value.bindings, pool), value.token)
+    return value
+
+
+def test_identical_structures_are_equal_and_shown_alike():
+    # 0.0 and -0.0 are equal but shown apart: the identity path must never call them the same.
+    rng = random.Random(13)
+    decided = 0
+    for _ in range(3000):
+        pool = _values(rng) + [ScalarValue("float", 0.0), ScalarValue("float", -0.0), 0.0, -0.0, 1, 1.0, True]
+        a = _nested(rng, pool)
+        b = _rebuilt(rng, a, pool)
+        if _identical(a, b):
+            decided += 1
+            assert a == b and repr(a) == repr(b)
+        assert _same(a, b) == (a is b or a == b and repr(a) == repr(b))
+    assert decided > 1000
+
+
+# Statements under grad off (only a `with` turns it off at module level: its body's grad state changes with its
+# facts), and blocks.
+_GRAD_SNIPPETS = ["with torch.no_grad():\n    y = x + h\n    for i in range(2):\n        z = y * i\n",
+                  "g = torch.no_grad()\n", "with g:\n    k = x.sum()\n", "if True:\n    k = x.sum()\n"]
+
+
+def test_facts_changed_among_statements_is_facts_changed_of_each():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_incremental_analysis import edit
+    from test_incremental_module_rules import _MODULE, SNIPPETS
+
+    from torchwise.engine import _UNITS, _facts_changed, _facts_changed_among, analyze
+
+    rng = random.Random(17)
+    seen = 0
+    for _ in range(40):
+        text, previous = _MODULE, analyze(_MODULE, "m.py")
+        for _ in range(3):
+            text = edit(text, rng.randint(0, 20), rng.randint(0, 1), rng.choice(SNIPPETS + _GRAD_SNIPPETS))
+            now = analyze(text, "m.py", previous=previous)
+            if now.facts is None or previous.facts is None:
+                break
+            stmts = [stmt for stmt, _, _ in now.facts.index.top_level if not isinstance(stmt, _UNITS)]
+            expected = {stmt for stmt in stmts if _facts_changed(stmt, now.facts, previous.facts)}
+            assert _facts_changed_among(stmts, now.facts, previous.facts) == expected
+            seen += len(expected) > 0 and len(expected) < len(stmts)
+            previous = now
+    assert seen > 10

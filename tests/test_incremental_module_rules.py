@@ -59,22 +59,23 @@ def _probe_edits(first: str, edited: str) -> tuple[list[int], list]:
     return probe.asked, [(f.code, f.span.start.line) for f in incremental.findings]
 
 
-def test_an_edit_inside_a_def_asks_a_local_rule_only_where_it_found_something():
+def test_an_edit_inside_a_def_asks_a_local_rule_only_about_the_def():
     asked, found = _probe_edits(_PROBED, _PROBED.replace("h(4)", "h(5)"))
-    assert asked == [2, 7]  # the finding on line 2, and the edited def
+    assert asked == [7]  # the edited def (the finding on line 2 is found again without asking: kept findings)
     assert found == [("TW999", 1)]
 
 
-def test_an_edit_of_other_module_code_asks_a_local_rule_only_where_it_found_something():
+def test_an_edit_of_other_module_code_asks_a_local_rule_only_about_the_new_statement():
     asked, found = _probe_edits(_PROBED, _PROBED + "d = f(0)\n")
-    assert asked == [2, 8]  # the finding, and the new statement
+    assert asked == [8]  # the new statement (the finding is found again without asking)
     assert found == [("TW999", 1)]
 
 
 def test_a_statement_whose_facts_changed_is_asked_again():
     first = "x = 1\na = f(x)\nb = flag(2)\n"
-    asked, _ = _probe_edits(first, first.replace("x = 1", "x = 2.5"))
-    assert asked == [2, 3]  # `f(x)` reads x: its facts changed; b's finding is built again
+    asked, found = _probe_edits(first, first.replace("x = 1", "x = 2.5"))
+    assert asked == [2]  # `f(x)` reads x: its facts changed; b's finding is found again without asking
+    assert found == [("TW999", 2)]
 
 
 def test_a_statement_whose_names_mean_something_else_is_asked_again():

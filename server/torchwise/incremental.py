@@ -30,7 +30,7 @@ class Parsed:
     tree: ast.Module
 
 
-def _first_line(stmt: ast.stmt) -> int:
+def first_line(stmt: ast.stmt) -> int:
     """1-based first line of a statement, decorators included."""
     decorators = getattr(stmt, "decorator_list", None)
     return min([stmt.lineno, *(d.lineno for d in decorators)]) if decorators else stmt.lineno
@@ -52,14 +52,14 @@ def parse(text: str, lines: list[str], previous: Parsed | None,
     delta = len(new) - len(old)
     head, middle_start, tail, middle_end = [], 0, [], len(old)
     for stmt in previous.tree.body:
-        first, last = _first_line(stmt) - 1, stmt.end_lineno - 1  # 0-based, inclusive
+        first, last = first_line(stmt) - 1, stmt.end_lineno - 1  # 0-based, inclusive
         if last < prefix:
             head.append(stmt)
             middle_start = last + 1
         elif first >= old_changed_end and first > prefix:
             tail.append(stmt)
     if tail:
-        middle_end = _first_line(tail[0]) - 1
+        middle_end = first_line(tail[0]) - 1
     # The middle in the new text: from where the reused head ends to where the reused tail starts.
     new_middle_end = middle_end + delta
     if new_middle_end < middle_start:

@@ -2519,9 +2519,25 @@ def _same(a, b) -> bool:
     """Equal, and equal in every detail shown: 0.0 == -0.0, but hover tells them apart. The very same object, or a
     tuple of the very same objects (a unit's recorded read of a function: (analysed, summary)), is decided without
     comparing or showing it: checking every unit's reads compared and showed whole summaries on each edit."""
-    if a is b or a.__class__ is tuple and b.__class__ is tuple and len(a) == len(b) and all(map(is_, a, b)):
+    return _identical(a, b) or a == b and repr(a) == repr(b)
+
+
+def _identical(a, b) -> bool:
+    """The very same object, or tuples, lists, dicts (keys in the same order) and instances of the very same objects,
+    all the way down: equal and shown alike, decided without comparing or showing them (a unit's call sites and
+    its ``self`` are new containers on each analysis around the very same facts: repr was a tenth of an edit)."""
+    if a is b:
         return True
-    return a == b and repr(a) == repr(b)
+    cls = a.__class__
+    if cls is not b.__class__:
+        return False
+    if cls is tuple or cls is list:
+        return len(a) == len(b) and all(map(_identical, a, b))
+    if cls is dict:
+        return len(a) == len(b) and all(map(is_, a, b)) and all(map(_identical, a.values(), b.values()))
+    if cls is InstanceValue:
+        return a.class_name is b.class_name and a.token is b.token and _identical(a.bindings, b.bindings)
+    return False
 
 
 def _changed_names(old: dict, new: dict) -> set:

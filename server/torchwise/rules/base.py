@@ -177,6 +177,12 @@ class Rule:
     # ``outside``, what it reads of the whole file besides. None: anywhere (asked everywhere, every time).
     # tests/test_incremental_scale.py checks the result equals a fresh analysis.
     reach: ClassVar["Reach | None"] = None
+    # For a local rule or one with a reach: True when what it finds on a def or class (messages, spans) reads
+    # nothing outside it but what the engine's reuse already covers, so that, while the def or class and what the
+    # rule reads are unchanged, its findings are found again, moved with it, without running it (the fixes are
+    # built by running it when asked for). False for a message that names a place elsewhere in the file.
+    # tests/test_incremental_kept_findings.py checks the result equals a fresh analysis.
+    findings_kept: ClassVar[bool] = True
     valid: ClassVar[Sequence[Valid]] = ()
     invalid: ClassVar[Sequence[Invalid]] = ()
 

@@ -212,6 +212,7 @@ def _constant_int(node: ast.AST) -> Optional[int]:
 class IncompleteSeeding(Rule):
     call_names = frozenset(name.rsplit(".", 1)[-1] for name in _TORCH_SEEDS)
     reach = Reach.NAMES
+    findings_kept = False  # the message names the lines of the draws, anywhere in the file
     code = "TW601"
     name = "incomplete-seeding"
     severity = Severity.INFO
