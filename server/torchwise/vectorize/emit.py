@@ -983,7 +983,7 @@ class Emitter:
             total = self._summed_outer(write.node) or total
         python_start = isinstance(start, ScalarValue) and start.kind in ("int", "float")
         if python_start and not value.python:
-            self.needs_iterations(f"`{name}` would stay a Python number")
+            self.needs_additions(write, f"`{name}` would stay a Python number")
         if not (python_start or isinstance(start, TensorValue) and init is not None
                 and self.m.fresh_factory(init.value)):
             raise Doubt(f"the starting value of `{name}` is unknown")
@@ -1008,7 +1008,7 @@ class Emitter:
         if looped is None or again is None or _kind(looped) != _kind(again):
             raise Refuse(f"the type of `{name}` changes from one iteration to the next")
         if _kind(looped) != _kind(start):  # `s = s + v` of a float32 `s` and float64 `v`: the first step promotes
-            self.needs_iterations(f"`{name}` keeps its starting dtype and shape")
+            self.needs_additions(write, f"`{name}` keeps its starting {_kind_words(start)}")
         literal = init.value
         neutral = isinstance(literal, ast.Constant) and not isinstance(literal.value, bool) and \
             literal.value == (1 if write.op == "*" else 0)
@@ -1097,6 +1097,13 @@ class Emitter:
         count = self.levels[0].count if len(self.levels) == 1 else None
         if count is None or not proof.certainly_positive(count):
             raise Doubt(f"the loop may run zero times, and then {what}")
+
+    def needs_additions(self, write: Accumulate, what: str) -> None:
+        """The first update changes the accumulator's type: it must happen. Under an ``if`` nothing proves that one
+        element passes the test (``total = 0`` then ``if c: total += v.item()`` stays the int 0 where none does)."""
+        if write.cond is not None:
+            raise Doubt(f"no element may pass the `if`, and then {what}")
+        self.needs_iterations(what)
 
     def empty(self, what: str) -> None:
         count = self.levels[0].count
@@ -1467,6 +1474,11 @@ def _kind(value):
     if isinstance(value, TensorValue):
         return ("tensor", value.dtype, tuple(value.shape) if value.shape is not None else None)
     return None
+
+
+def _kind_words(value) -> str:
+    """What of a starting value the first update changes, for a refusal's message."""
+    return f"type (`{value.kind}`)" if isinstance(value, ScalarValue) else "dtype and shape"
 
 
 def _base_of(node: ast.expr) -> ast.expr:

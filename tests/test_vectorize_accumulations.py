@@ -1,0 +1,67 @@
+"""Accumulations against real PyTorch: conditional sums and their starting values, generated with near-misses.
+
+A sum under an ``if`` may add nothing even when the loop runs: ``total = 0`` then ``if c: total += v.item()``
+stays the int ``0`` where no element passes, while one masked sum is the float ``0.0``. Where the first
+update changes the accumulator's type (Python number to tensor, int to float, float32 to float64) the rewrite
+is refused with that reason; where it does not (``0.0`` plus ``.item()`` of floats, a tensor start added in
+place) the masked sum is the loop. The differential check of ``test_vectorize_truth`` compares Python types.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from test_vectorize_forms import FORMS, _with_params, counted  # noqa: E402,I001
+from test_vectorize_truth import FLOATS, INTS, MANY, loop_findings, program, seed, tensor  # noqa: E402
+
+STARTS = ["0", "0.0", "1", "-2.5", "torch.zeros(())", "torch.tensor(0.0)", "torch.zeros((), dtype=torch.float64)"]
+TESTS = ["{v} > 0", "{v} > 100", "{v} < -100", "{v} != {v}", "{v} >= 0", "{v} * 0 > 1", "abs({v}) > 0.5"]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_conditional_sum_keeps_its_starting_type(r):
+    """``if c: out += value`` (``+=`` / ``-=``, with an ``else`` that adds too, or none) on data where no element,
+    some or all pass, inputs at module level or parameters of a function."""
+    n = r.choice([0, 1, 5])
+    dtype = r.choice(FLOATS + INTS)
+    data = r.choice([tensor(r, (n,), dtype), f"torch.full(({n},), -1, dtype={dtype})",
+                     f"torch.full(({n},), 3, dtype={dtype})"])
+    header, v = r.choice([("for i in range(len(x)):", "x[i]"), ("for v in x:", "v"),
+                          ("for v, w in zip(x, y):", "v")])
+    value = r.choice([f"{v}.item()", f"float({v})", v, f"{v} * 2", f"int({v})", f"({v} - 1).item()"])
+    test = r.choice(TESTS).format(v=v)
+    op = r.choice(["+=", "-="])
+    body = [f"out = {r.choice(STARTS)}", header, f"    if {test}:", f"        out {op} {value}"]
+    if r.random() < 0.3:
+        body += ["    else:", f"        out {op} {r.choice(['0', '1', value])}"]
+    params = {"x": data, "y": tensor(r, (n,), dtype)}
+    counted("conditional sums (starting type)", program([seed(r)] + _with_params(r, body, params)))
+
+
+# (the loop, a word of the reason): where no element passes, the loop keeps the starting value's type
+NOTHING_PASSES = [
+    (["scores = torch.full((8,), 5.0)", "y = torch.ones(8)", "total = 0", "for s, t in zip(scores, y):",
+      "    margin = 1 - t * s", "    if margin > 0:", "        total += margin.item()"], "`int`"),
+    (["x = torch.randn(6)", "total = 0.0", "for v in x:", "    if v > 100:", "        total += v"], "Python number"),
+    (["x = torch.randn(6, dtype=torch.float64)", "total = torch.zeros(())", "for v in x:", "    if v > 0:",
+      "        total = total + v"], "dtype and shape"),
+]
+
+
+@pytest.mark.parametrize("lines, word", NOTHING_PASSES, ids=[str(i) for i in range(len(NOTHING_PASSES))])
+def test_a_sum_that_may_add_nothing_is_flagged_with_the_reason(lines, word):
+    found = loop_findings(program(lines))
+    assert found and not any(f.fixes for f in found), [f.message for f in found]
+    assert any("no element may pass the `if`" in f.message and word in f.message for f in found), \
+        [f.message for f in found]
+
+
+def test_zz_accumulations_report():
+    print({form: FORMS[form] for form in FORMS})
