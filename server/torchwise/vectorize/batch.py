@@ -29,7 +29,7 @@ from torchwise.analysis.dtypes import DType, is_complex, is_floating, is_integra
 from torchwise.analysis.values import ScalarValue, SeqValue, SymbolicValue, TensorValue
 from torchwise.vectorize.expr import spelled as expr_spelled
 from torchwise.vectorize.expr import (
-    ATOM, BAND, BOR, COMPARE, POWER, UNARY, Inherent, Refuse, _precedence, number_literal, wrap,
+    ATOM, BAND, BOR, COMPARE, POWER, UNARY, Inherent, Refuse, Unknown, _precedence, number_literal, wrap,
 )
 from torchwise.vectorize.calling import Calling
 from torchwise.vectorize.indexing import Indexing
@@ -228,7 +228,7 @@ class Batcher(Indexing, Calling):
         if self.scope.qualname(node) is not None:
             return Vec(text, prec, value)  # torch.float32, math.pi...
         # Nothing known of it: the loop is not known to walk tensor elements at all, so say nothing.
-        raise Inherent(f"`{_clip(text)}` is not a known tensor or number")
+        raise Unknown(f"`{_clip(text)}` is not a known tensor or number")
 
     # -- leaves ------------------------------------------------------------------------------------------
     def _Name(self, node: ast.Name) -> Vec:

@@ -17,9 +17,9 @@ from typing import Optional
 from torchwise.analysis import dims, layout, shapes
 from torchwise.analysis.dtypes import DType, is_floating, is_integral
 from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue
-from torchwise.vectorize.expr import ATOM, TERM, Inherent, Refuse, wrap
+from torchwise.vectorize.expr import ATOM, TERM, Inherent, Refuse, Unknown, wrap
 from torchwise.vectorize.vec import (
-    Vec, _SymSlice, _UNKNOWN, _certain, _dims_value, _drop, _index, _int, _row, _shaped, _slot_key,
+    Vec, _SymSlice, _UNKNOWN, _certain, _clip, _dims_value, _drop, _index, _int, _row, _shaped, _slot_key,
     flatten_subscript, stacks_samples,
 )
 
@@ -214,7 +214,11 @@ class Indexing:
                 continue
             if isinstance(part, ast.Slice):
                 return self._ragged(base, parts)
-            gathered = self(part)
+            try:
+                gathered = self(part)
+            except Unknown as unknown:
+                # `x[b, idx[b]]` of a known tensor: per element, whatever `idx` is; say why it is not rewritten
+                raise Refuse(f"the index `{_clip(self.src(part))}` is unknown ({unknown})") from None
             kinds.append(("gather", gathered))
         if any(kind[0] == "gather" for kind in kinds):
             return self._gather(base, kinds)
