@@ -126,5 +126,80 @@ def test_layer_norm_and_rms_norm_per_row(r):
             tolerance=1e-3)
 
 
+COMPUTED = ["F.log_softmax(x[i], dim=0)", "torch.softmax(x[i] * 2, dim=-1)", "x[i] - x[i].max()", "x[i].exp()",
+            "torch.cumsum(x[i], dim=0)", "F.normalize(x[i], dim=0)", "x[i] * w", "torch.sort(x[i]).values"]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_gather_from_a_value_computed_per_row(r):
+    """``logp = F.log_softmax(x[i], dim=0)`` then ``logp[t[i]]``: ``logp_all[torch.arange(n), t]``. Indices may be
+    negative (both wrap), one past the end (both raise), int32 or bool (refused), Python ints (``.item()``)."""
+    n, c = r.choice([0, 1, 5]), r.choice([1, 4])
+    dtype = r.choice(FLOATS)
+    low, high = r.choice([(0, c), (0, c), (-c, c), (0, c + 1)])
+    index_dtype = r.choice(["torch.int64"] * 4 + ["torch.int32", "torch.bool"])
+    index = r.choice(["t[i]", "t[i]", "t[i].item()", "int(t[i])"])
+    computed = r.choice(COMPUTED)
+    inline = r.random() < 0.4
+    read = f"({computed})[{index}]" if inline else f"logp[{index}]"
+    body = [] if inline else [f"    logp = {computed}"]
+    form = r.randrange(3)
+    if form == 0:
+        lines = [f"out = torch.zeros({n}, dtype={dtype})", "for i in range(len(x)):"] + body + \
+            [f"    out[i] = {r.choice([read, '-' + read, read + ' * 2'])}"]
+    elif form == 1:
+        lines = ["out = 0.0", f"for i in range({n}):"] + body + [f"    out {r.choice(['+=', '-='])} {read}"]
+    else:
+        lines = ["out = []", "for i in range(len(x)):"] + body + [f"    out.append({read})"] + \
+            ["out = torch.stack(out)"]
+    filtered = r.random() < 0.15
+    if filtered:  # only some rows: a filter (the stack of none raises in the loop, not masked: the documented case)
+        lines.insert(2 if form else 2, "    if i % 2 == 0:")
+        lines[3:] = ["    " + line for line in lines[3:] if not line.startswith("out = torch.stack")] + \
+            [line for line in lines[3:] if line.startswith("out = torch.stack")]
+    params = {"x": laid_out(r, (n, c), dtype), "w": tensor(r, (c,), dtype),
+              "t": f"torch.randint({low}, {max(high, low + 1)}, ({n},)).to({index_dtype})"}
+    setup = [f"{name} = {value}" for name, value in params.items()] + lines if filtered else \
+        _with_params(r, lines, params)
+    counted("gather from a value computed per row", program([seed(r), "import torch.nn.functional as F"] + setup),
+            tolerance=1e-4, empty_selection=filtered)
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_gathers_where_the_loop_skips_elements(r):
+    """A read at a data-dependent slot under a test (``if ids[i] < n: tot += x[i, ids[i]]``, a filter, a choice, an
+    ``and``): the loop reads it only where the test holds, so an index out of range elsewhere must not make the
+    rewrite raise (main: ``x[torch.arange(n), ids][ids < n].sum()`` raised), and a filter's selected value is
+    masked once (main: ``emb[ids[mask]][mask]`` raised on the shapes)."""
+    n, v, d = r.choice([0, 1, 6]), r.choice([3, 4]), r.choice([1, 2])
+    dtype = r.choice(FLOATS)
+    bad = r.choice([v, v + 5, -v - 1, 0])  # some slots out of range (or not)
+    test = r.choice(["ids[i] < {v}", "i % 2 == 0", "ids[i] >= 0", "(ids[i] >= 0) & (ids[i] < {v})", "w[i] > 0"])
+    test = test.format(v=v)
+    read = r.choice(["emb[ids[i]]", "x[i, ids[i]]", "emb[ids[i]] * 2", "x[i][ids[i]]"])
+    row = read.startswith("emb")
+    form = r.randrange(5)
+    if form == 0:
+        lines = ["out = []", "for i in range(len(ids)):", f"    if {test}:", f"        out.append({read})",
+                 "out = torch.stack(out) if out else None"]
+    elif form == 1:
+        lines = [f"out = torch.stack([{read} for i in range(len(ids)) if {test}]) if {n} else None"]
+    elif form == 2:
+        lines = ["out = torch.zeros(d)" if row else "out = 0.0", "for i in range(len(ids)):", f"    if {test}:",
+                 f"        out += {read}"]
+    elif form == 3:
+        zero = "torch.zeros(d)" if row else "0.0"
+        lines = [f"out = torch.zeros({n}, d)" if row else f"out = torch.zeros({n})", "for i in range(len(ids)):",
+                 f"    out[i] = {read} if {test} else {zero}"]
+    else:
+        lines = ["out = 0", "for i in range(len(ids)):", f"    if {test} and ({read}).sum() > 0:", "        out += 1"]
+    ids = f"torch.randint(0, {v}, ({n},))"
+    setup = [seed(r), f"d = {d}", f"ids = {ids}", f"if len(ids): ids[::2] = {bad}", f"emb = {tensor(r, (v, d), dtype)}",
+             f"x = {tensor(r, (n, v), dtype)}", f"w = {tensor(r, (n,), dtype)}"]
+    counted("gathers where the loop skips elements", program(setup + lines), tolerance=1e-4, empty_selection=True)
+
+
 def test_zz_row_calls_report():
     print({form: FORMS[form] for form in FORMS})

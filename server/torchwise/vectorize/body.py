@@ -386,6 +386,9 @@ class BodyTranslator:
         clamp = _clamp_of(stmt)
         for part in stmt.body + stmt.orelse:
             no_raising_ops(part, self.batcher.ctx)  # a branch the loop skips for some elements is computed for all
+            if not _is_append(part) and self.batcher.gathers_in(part):  # (an append is selected first: see emit)
+                raise Refuse("a read at a data-dependent index in a branch: computed for every element, it may be "
+                             "out of range where the loop skips it")
         before = dict(self.batcher.env)
         taken = self._and(cond, test)
         start = len(self.body.writes)
@@ -621,3 +624,8 @@ def classify_names(statements: list) -> tuple:
 
 __all__ = ["Accumulate", "Append", "Body", "BodyTranslator", "InPlaceScan", "Scatter", "Store", "StoreScan",
            "bound_names", "classify_names", "copy_store"]
+
+
+def _is_append(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+        and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "append"

@@ -849,6 +849,9 @@ class Emitter:
                 value, mask = chosen, None
                 text, prec = self.converted(value, how, None, call, filtered=True)
             else:
+                if self.batcher.gathers_in(write.value_node):
+                    raise Refuse("a read at a data-dependent index of elements the loop skips (it may be out of "
+                                 "range there)")
                 text, prec = self.converted(value, how, mask, call)
         else:
             text, prec = self.converted(value, how, mask, call)
