@@ -63,5 +63,25 @@ def test_a_sum_that_may_add_nothing_is_flagged_with_the_reason(lines, word):
         [f.message for f in found]
 
 
+# Recurrences that must stay loops: a running value updated twice per iteration from its own new value (a Kalman
+# filter's predict and update). Main flagged the first one TW401 "a running value of something that is not a tensor
+# per element": the first update read alone as a running sum. No finding: no scan gives these.
+RECURRENCES = [
+    ["z = torch.randn(100)", "x, p = 0.0, 1.0", "q, r = 1e-3, 0.1", "est = torch.zeros(100)", "for t in range(100):",
+     "    p = p + q", "    k = p / (p + r)", "    x = x + k * (z[t] - x)", "    p = (1 - k) * p", "    est[t] = x"],
+    ["z = torch.randn(50)", "x = torch.zeros(())", "p = torch.ones(())", "out = []", "for zt in z:", "    p += 0.01",
+     "    k = p / (p + 0.5)", "    x = x + k * (zt - x)", "    p = (1 - k) * p", "    out.append(x)",
+     "out = torch.stack(out)"],
+    ["v = torch.randn(20)", "s = 0.0", "hist = torch.zeros(20)", "for i in range(20):", "    s += v[i]",
+     "    hist[i] = s", "    s *= 0.5"],
+]
+
+
+@pytest.mark.parametrize("lines", RECURRENCES, ids=[str(i) for i in range(len(RECURRENCES))])
+def test_a_value_updated_twice_per_iteration_stays_a_loop(lines):
+    found = loop_findings(program(lines))
+    assert not found, [f.message for f in found]
+
+
 def test_zz_accumulations_report():
     print({form: FORMS[form] for form in FORMS})

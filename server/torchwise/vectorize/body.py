@@ -122,8 +122,25 @@ class BodyTranslator:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                     self.uses[node.id] = self.uses.get(node.id, 0) + 1
+        self._updated_twice(statements)
         self.block(statements, None)
         return self.body
+
+    def _updated_twice(self, statements: list) -> None:
+        """``p = p + q`` then later ``p = (1 - k) * p`` (a Kalman filter's step): each iteration updates the running
+        value again from what it just wrote, a recurrence no scan gives. Said before any statement is translated:
+        the first update alone reads as a running sum, and its refusal would name the wrong reason."""
+        seen: set = set()
+        for stmt in statements:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
+                if isinstance(stmt, ast.AugAssign) else []
+            names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(t, (
+                ast.Name, ast.Tuple, ast.List))}
+            for name in sorted(names & set(self.accumulators)):
+                if name in seen:
+                    raise Inherent(f"`{name}` is updated twice in each iteration, from its own new value: a "
+                                   "recurrence with no scan")
+                seen.add(name)
 
     # -- statements ----------------------------------------------------------------------------------
     def block(self, statements: list, cond: Optional[Vec]) -> None:
