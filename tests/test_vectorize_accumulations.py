@@ -63,6 +63,69 @@ def test_a_sum_that_may_add_nothing_is_flagged_with_the_reason(lines, word):
         [f.message for f in found]
 
 
+TUPLE_STARTS = ["a, b = 0.0, 0.0", "a, b = 0, 0", "(a, b) = (0.0, 1.0)", "[a, b] = [0, 0.0]", "a, b = 0.0, torch.zeros(())",
+                "a, b = torch.zeros(()), torch.zeros(())",
+                # near-misses: a swap, a value read from the other name, a tensor unpacked, a starred target
+                "a, b = 0.0, 0.0\na, b = b, a", "a = 1.0\na, b = 0.0, a", "a, b = torch.zeros(2)", "a, *b = 0.0, 0.0"]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_accumulations_from_tuple_starting_values(r):
+    """``a, b = 0.0, 0.0`` then ``a += f(x[i])``, ``b += g(x[i])`` (one of them under an ``if``, or a count): each name's
+    part of the tuple is its starting value; the tuple statement is kept (it binds the other name too)."""
+    n = r.choice([0, 1, 6])
+    dtype = r.choice(FLOATS + INTS)
+    start = r.choice(TUPLE_STARTS)
+    first = r.choice(["x[i]", "x[i].item()", "x[i] * 2", "x[i].abs()", "float(x[i])"])
+    second = r.choice(["x[i] ** 2", "y[i]", "x[i].clamp(min=0)" if dtype in FLOATS else "x[i] - y[i]", "1"])
+    op = r.choice(["+=", "-="])
+    body = start.split("\n") + ["for i in range(len(x)):", f"    a {op} {first}"]
+    if r.random() < 0.3:
+        body += [f"    if {r.choice(['x[i] > 0', 'y[i] < 0', 'i % 2 == 0'])}:", f"        b += {second}"]
+    else:
+        body += [f"    b += {second}"]
+    params = {"x": tensor(r, (n,), dtype), "y": tensor(r, (n,), dtype)}
+    lines = [seed(r)] + [f"{name} = {value}" for name, value in params.items()] + body
+    if r.random() < 0.5:  # in a function
+        lines = [seed(r)] + [f"{name}_arg = {value}" for name, value in params.items()] + ["def f(x, y):"] + \
+            ["    " + line for line in body] + ["    return a, b", "result_a, result_b = f(x_arg, y_arg)"]
+    counted("tuple starting values", program(lines))
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_running_max_and_min_per_step(r):
+    """``best = torch.maximum(best, v[i])`` recorded per step: ``torch.maximum(start, torch.cummax(v, dim=0).values)``
+    (``minimum`` / ``cummin``, two-tensor ``torch.max`` / ``min``); NaN anywhere, ints, empty walks. Near-misses: a
+    Python-number start (the loop raises), a start of another dtype or shape (promotes, broadcasts), an update under
+    an ``if``, a start not right before the loop, the value read after the loop, rows instead of numbers."""
+    n = r.choice([0, 1, 2, 7])
+    dtype = r.choice(FLOATS + INTS)
+    nan = [f"v[{r.randrange(n)}] = float('nan')"] if n and dtype in FLOATS and r.random() < 0.3 else []
+    fn = r.choice(["torch.maximum", "torch.minimum", "torch.max", "torch.min"])
+    start = r.choice(["v[0]" if n else "torch.zeros((), dtype=v.dtype)", "torch.zeros((), dtype=v.dtype)",
+                      f"torch.tensor({r.choice(['-1', '3'])}, dtype=v.dtype)", "v.mean()" if dtype in FLOATS else "v[0]",
+                      "0.0", "torch.zeros(1, dtype=v.dtype)", "torch.zeros((), dtype=torch.float64)"])
+    element = r.choice(["v[i]", "v[i] * 2", "v[i].abs()" if dtype in FLOATS else "v[i] - 1", "m[i].sum()", "m[i]"])
+    update = r.choice([f"best = {fn}(best, {element})", f"best = {fn}({element}, best)"])
+    between = ["w = v * 1"] if r.random() < 0.1 else []
+    lines = [f"v = {tensor(r, (n,), dtype)}", f"m = {tensor(r, (n, 3), dtype)}"] + nan
+    if r.random() < 0.5:
+        lines += [f"out = torch.zeros({n}, dtype={dtype})", f"best = {start}"] + between + ["for i in range(len(v)):",
+                                                                                          f"    {update}"]
+        if r.random() < 0.15:
+            lines += ["    if i % 2 == 0:", "        out[i] = best"]
+        else:
+            lines += ["    out[i] = best"]
+    else:
+        lines += ["out = []", f"best = {start}"] + between + [f"for i in range({n}):", f"    {update}",
+                                                             "    out.append(best)", "out = torch.stack(out)"]
+    if r.random() < 0.1:
+        lines.append("final = best")
+    counted("running max / min per step", program([seed(r)] + lines))
+
+
 # Recurrences that must stay loops: a running value updated twice per iteration from its own new value (a Kalman
 # filter's predict and update). Main flagged the first one TW401 "a running value of something that is not a tensor
 # per element": the first update read alone as a running sum. No finding: no scan gives these.

@@ -334,6 +334,12 @@ class BodyTranslator:
             if op != "-" and isinstance(right, ast.Name) and right.id == name and not _mentions(left, name):
                 self._accumulate(stmt, name, op, left, cond, augmented=False, flipped=True)
                 return
+        extreme = _running_extreme(value, name)
+        if extreme is not None and self.batcher.scope.qualname(value.func) in (
+                "torch.maximum", "torch.minimum", "torch.max", "torch.min"):
+            op, other = extreme
+            self._accumulate(stmt, name, op, other, cond, augmented=False)
+            return
         raise Inherent(f"`{name}` carries a value from one iteration to the next")
 
     def _accumulate(self, stmt, name: str, op: str, value: ast.expr, cond, augmented: bool,
@@ -629,6 +635,9 @@ def classify_names(statements: list) -> tuple:
                 if (isinstance(left, ast.Name) and left.id == name) or (isinstance(right, ast.Name)
                                                                         and right.id == name):
                     accumulators.add(name)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and _running_extreme(node.value, node.targets[0].id) is not None:
+                accumulators.add(node.targets[0].id)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
                     and isinstance(node.func.value, ast.Name):
                 lists.add(node.func.value.id)
@@ -646,3 +655,18 @@ __all__ = ["Accumulate", "Append", "Body", "BodyTranslator", "InPlaceScan", "Sca
 def _is_append(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
         and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "append"
+
+
+def _running_extreme(value: ast.expr, name: str):
+    """``torch.maximum(name, v)`` / ``torch.maximum(v, name)`` (``minimum``, two-tensor ``torch.max`` / ``min``):
+    ("max" | "min", v), v not reading ``name``; None otherwise (the qualname is checked where the scope is known)."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and len(value.args) == 2
+            and not value.keywords and value.func.attr in ("maximum", "minimum", "max", "min")):
+        return None
+    op = "max" if value.func.attr in ("maximum", "max") else "min"
+    first, second = value.args
+    if isinstance(first, ast.Name) and first.id == name and not _mentions(second, name):
+        return op, second
+    if isinstance(second, ast.Name) and second.id == name and not _mentions(first, name):
+        return op, first
+    return None

@@ -964,6 +964,8 @@ class Emitter:
             return
         name, value = write.name, write.value
         self.codes.append("TW405")
+        if write.op in ("max", "min"):
+            raise Refuse(f"a running {write.op}imum kept only at the end (only its values per step are a scan)")
         init = proof.binding_before(self.ctx, self.loop, name)
         start = self.ctx.value(init.value) if init is not None else None
         if not value.batched:
@@ -1015,8 +1017,10 @@ class Emitter:
         literal = init.value
         neutral = isinstance(literal, ast.Constant) and not isinstance(literal.value, bool) and \
             literal.value == (1 if write.op == "*" else 0)
-        if neutral and self.m.deletable(init) is not None and _kind(total_facts) == _kind(looped):
-            self.deletes.append(init)
+        in_tuple = getattr(init, "_tw_part_of", None) is not None  # `a, b = 0, 0`: kept (it binds the other name)
+        if neutral and (in_tuple or self.m.deletable(init) is not None) and _kind(total_facts) == _kind(looped):
+            if not in_tuple:
+                self.deletes.append(init)
             if write.op == "-":
                 # `0.0 - total` is a tensor op on a wrapped number (twice the cost of the sum it negates)
                 return f"{name} = -{wrap(total, precedence_of(total), UNARY)}"
