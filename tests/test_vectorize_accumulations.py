@@ -146,5 +146,15 @@ def test_a_value_updated_twice_per_iteration_stays_a_loop(lines):
     assert not found, [f.message for f in found]
 
 
+def test_a_slot_updated_from_itself_is_flagged_as_a_recurrence():
+    """``memory[labels[i]] = 0.9 * memory[labels[i]] + 0.1 * feats[i]`` (labels repeat): main's reason, "the loop keeps
+    the last", named the wrong thing; each update reads what the previous update of that slot wrote."""
+    found = loop_findings(program(["memory = torch.zeros(5, 16)", "feats = torch.randn(64, 16)",
+                                   "labels = torch.randint(0, 5, (64,))", "for i in range(feats.shape[0]):",
+                                   "    memory[labels[i]] = 0.9 * memory[labels[i]] + 0.1 * feats[i]"]))
+    assert found and not any(f.fixes for f in found), [f.message for f in found]
+    assert "a recurrence per slot" in found[0].message, found[0].message
+
+
 def test_zz_accumulations_report():
     print({form: FORMS[form] for form in FORMS})

@@ -596,6 +596,9 @@ class Emitter:
         value = write.value
         walks = plan["walks"]
         if not walks and value.batched and not self._distinct_slots(write, plan):
+            if write.target in b.target_reads:  # `memory[y[i]] = 0.9 * memory[y[i]] + ...`: an EMA per slot
+                raise Refuse(f"two elements may update the same slot of `{write.target}`, the later one reading what "
+                             "the earlier wrote (a recurrence per slot)")
             raise Refuse("two elements may write the same slot, and the loop keeps the last")
         if plan["ragged"] is not None:
             raise Refuse("a gathered store into a ragged slice")
