@@ -82,5 +82,39 @@ def test_unknown_index_into_a_known_tensor(r):
             found[0].message
 
 
+OPERAND_READS = ["points[b] @ R[b]", "points[b] * R[b]", "torch.relu(points[b] - R[b])", "points[b] + R[b].sum()",
+                 # near-misses: the unknown operand is not read per element (silent), or read along another loop dim
+                 "points[b] @ R", "points[b] * R[0]"]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_unknown_operand_read_per_element(r):
+    """``rotated[b] = points[b] @ R[b]`` where nothing is known of ``R`` (``torch.linalg.qr(...).Q`` has no facts, a
+    parameter no one passes): flagged with ``R`` named, no fix. Read whole or at a constant it stays silent (the loop
+    may not be per element at all). With ``R`` known, the rewrite is checked against torch."""
+    read = r.choice(OPERAND_READS)
+    per_element = "R[b]" in read
+    n, d = r.choice([0, 1, 3]), r.choice([1, 3])
+    unknown = r.random() < 0.5
+    lines = [seed(r), f"points = {tensor(r, (n, 4, d), 'torch.float32')}",
+             "R = torch.linalg.qr(torch.randn(max(len(points), 1), 3, 3)).Q[:len(points), :d, :d]" if unknown else
+             f"R = {tensor(r, (n, d, d), 'torch.float32')}",
+             f"out = torch.zeros({n}, 4, d)".replace("d)", f"{d})"), "for b in range(points.shape[0]):",
+             f"    out[b] = {read}"]
+    if not unknown:
+        counted("unknown operand: known, rewritten", program(lines), tolerance=1e-4)
+        return
+    found = loop_findings(program(lines))
+    stats = STATS.setdefault("unknown operand: flagged or silent", [0, 0])
+    stats[0] += 1
+    FORMS["unknown operand: flagged or silent"] = stats
+    assert not any(f.fixes for f in found), (program(lines), [f.message for f in found])
+    if per_element:
+        assert found and "`R` is not a known tensor" in found[0].message, (program(lines), [f.message for f in found])
+    else:
+        assert not found, (program(lines), [f.message for f in found])
+
+
 def test_zz_unknown_index_report():
-    print({form: FORMS[form] for form in FORMS if "unknown index" in form})
+    print({form: FORMS[form] for form in FORMS if "unknown" in form})

@@ -214,7 +214,15 @@ class Indexing:
             finally:
                 self.targets = targets
         else:
-            base = self.invariant(base_node)
+            try:
+                base = self.invariant(base_node)
+            except Unknown as unknown:
+                # `R[b]` beside the known tensors the loop walks: per element, whatever `R` is; say why. Not items
+                # of items (`batch[i][0]`: a Python list of samples, as a collate function reads it)
+                if node.value is base_node and any(not isinstance(p, ast.Slice) and self.mentions_loop(p)
+                                                   and self.affine(p) is not None for p in parts):
+                    raise _UnknownRead(f"{unknown}, and the loop reads it per element", str(unknown)) from None
+                raise
         if isinstance(base_value, SeqValue):
             return self._sequence_item(base_node, base_value, parts)
         if not base.is_tensor:
@@ -240,9 +248,10 @@ class Indexing:
                 return self._ragged(base, parts)
             try:
                 gathered = self(part)
-            except Unknown as unknown:
+            except (Unknown, _UnknownRead) as unknown:
                 # `x[b, idx[b]]` of a known tensor: per element, whatever `idx` is; say why it is not rewritten
-                raise Refuse(f"the index `{_clip(self.src(part))}` is unknown ({unknown})") from None
+                what = unknown.unknown if isinstance(unknown, _UnknownRead) else str(unknown)
+                raise Refuse(f"the index `{_clip(self.src(part))}` is unknown ({what})") from None
             kinds.append(("gather", gathered))
         if any(kind[0] == "gather" for kind in kinds):
             return self._gather(base, kinds)
@@ -750,6 +759,14 @@ class Indexing:
 
 
 _PLACED = re.compile(r"^([A-Za-z_][A-Za-z_0-9.]*)\[((?::|None)(?:, (?::|None))*)\]$")
+
+
+class _UnknownRead(Refuse):
+    """A read per element of something nothing is known of (``R[b]``): flagged, the unknown operand named."""
+
+    def __init__(self, message: str, unknown: str):
+        super().__init__(message)
+        self.unknown = unknown
 
 
 def _subscripted(text: str, items: list) -> str:
