@@ -29,7 +29,7 @@ from torchwise.analysis.dtypes import DType, is_complex, is_floating, is_integra
 from torchwise.analysis.values import ScalarValue, SeqValue, SymbolicValue, TensorValue
 from torchwise.vectorize.expr import spelled as expr_spelled
 from torchwise.vectorize.expr import (
-    ATOM, BAND, BOR, COMPARE, POWER, UNARY, Inherent, Refuse, _precedence, number_literal, wrap,
+    ATOM, BAND, BOR, COMPARE, POWER, UNARY, Inherent, Refuse, Unknown, _precedence, number_literal, wrap,
 )
 from torchwise.vectorize.calling import Calling
 from torchwise.vectorize.indexing import Indexing
@@ -228,7 +228,7 @@ class Batcher(Indexing, Calling):
         if self.scope.qualname(node) is not None:
             return Vec(text, prec, value)  # torch.float32, math.pi...
         # Nothing known of it: the loop is not known to walk tensor elements at all, so say nothing.
-        raise Inherent(f"`{_clip(text)}` is not a known tensor or number")
+        raise Unknown(f"`{_clip(text)}` is not a known tensor or number")
 
     # -- leaves ------------------------------------------------------------------------------------------
     def _Name(self, node: ast.Name) -> Vec:
@@ -469,6 +469,9 @@ class Batcher(Indexing, Calling):
 
         for later in node.values[1:]:
             no_raising_ops(later)  # short-circuited per element, computed for all vectorized
+            if self.gathers_in(later):
+                raise Refuse("a read at a data-dependent index after `and`/`or`: computed for every element, it "
+                             "may be out of range where the loop does not read it")
         parts = [self(value) for value in node.values]
         if not all((p.is_tensor and p.dtype is DType.bool and p.rank == 0)
                    or (p.python and isinstance(p.elem, ScalarValue) and p.elem.kind == "bool") for p in parts):
@@ -481,6 +484,11 @@ class Batcher(Indexing, Calling):
                 lambda values: _logical(values))
         return result
 
+    def _no_gathers_in_branch(self, branch: ast.expr) -> None:
+        if self.gathers_in(branch):
+            raise Refuse("a read at a data-dependent index in a choice: computed for every element, it may be out of "
+                         "range where the loop does not read it")
+
     def _IfExp(self, node: ast.IfExp) -> Vec:
         from torchwise.vectorize.expr import no_raising_ops
 
@@ -490,11 +498,13 @@ class Batcher(Indexing, Calling):
             cond, body, orelse = self(test), self(node.body), self(node.orelse)
             for branch in (node.body, node.orelse):
                 no_raising_ops(branch)
+                self._no_gathers_in_branch(branch)
             return self.where(cond, body, orelse, python_choice=True)
         sides = self(test.left), self(test.comparators[0])  # kept: `v if v > c else c` is a clamp
         cond, body, orelse = self._compared(test, *sides), self(node.body), self(node.orelse)
         for branch in (node.body, node.orelse):
             no_raising_ops(branch)
+            self._no_gathers_in_branch(branch)
         chosen = self.where(cond, body, orelse, python_choice=True)
         return self.clamped(_COMPARES[type(test.ops[0])], *sides, body, orelse, chosen)
 

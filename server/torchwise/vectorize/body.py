@@ -122,8 +122,25 @@ class BodyTranslator:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                     self.uses[node.id] = self.uses.get(node.id, 0) + 1
+        self._updated_twice(statements)
         self.block(statements, None)
         return self.body
+
+    def _updated_twice(self, statements: list) -> None:
+        """``p = p + q`` then later ``p = (1 - k) * p`` (a Kalman filter's step): each iteration updates the running
+        value again from what it just wrote, a recurrence no scan gives. Said before any statement is translated:
+        the first update alone reads as a running sum, and its refusal would name the wrong reason."""
+        seen: set = set()
+        for stmt in statements:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
+                if isinstance(stmt, ast.AugAssign) else []
+            names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(t, (
+                ast.Name, ast.Tuple, ast.List))}
+            for name in sorted(names & set(self.accumulators)):
+                if name in seen:
+                    raise Inherent(f"`{name}` is updated twice in each iteration, from its own new value: a "
+                                   "recurrence with no scan")
+                seen.add(name)
 
     # -- statements ----------------------------------------------------------------------------------
     def block(self, statements: list, cond: Optional[Vec]) -> None:
@@ -317,6 +334,12 @@ class BodyTranslator:
             if op != "-" and isinstance(right, ast.Name) and right.id == name and not _mentions(left, name):
                 self._accumulate(stmt, name, op, left, cond, augmented=False, flipped=True)
                 return
+        extreme = _running_extreme(value, name)
+        if extreme is not None and self.batcher.scope.qualname(value.func) in (
+                "torch.maximum", "torch.minimum", "torch.max", "torch.min"):
+            op, other = extreme
+            self._accumulate(stmt, name, op, other, cond, augmented=False)
+            return
         raise Inherent(f"`{name}` carries a value from one iteration to the next")
 
     def _accumulate(self, stmt, name: str, op: str, value: ast.expr, cond, augmented: bool,
@@ -386,6 +409,9 @@ class BodyTranslator:
         clamp = _clamp_of(stmt)
         for part in stmt.body + stmt.orelse:
             no_raising_ops(part, self.batcher.ctx)  # a branch the loop skips for some elements is computed for all
+            if not _is_append(part) and self.batcher.gathers_in(part):  # (an append is selected first: see emit)
+                raise Refuse("a read at a data-dependent index in a branch: computed for every element, it may be "
+                             "out of range where the loop skips it")
         before = dict(self.batcher.env)
         taken = self._and(cond, test)
         start = len(self.body.writes)
@@ -609,6 +635,9 @@ def classify_names(statements: list) -> tuple:
                 if (isinstance(left, ast.Name) and left.id == name) or (isinstance(right, ast.Name)
                                                                         and right.id == name):
                     accumulators.add(name)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and _running_extreme(node.value, node.targets[0].id) is not None:
+                accumulators.add(node.targets[0].id)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
                     and isinstance(node.func.value, ast.Name):
                 lists.add(node.func.value.id)
@@ -621,3 +650,23 @@ def classify_names(statements: list) -> tuple:
 
 __all__ = ["Accumulate", "Append", "Body", "BodyTranslator", "InPlaceScan", "Scatter", "Store", "StoreScan",
            "bound_names", "classify_names", "copy_store"]
+
+
+def _is_append(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+        and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "append"
+
+
+def _running_extreme(value: ast.expr, name: str):
+    """``torch.maximum(name, v)`` / ``torch.maximum(v, name)`` (``minimum``, two-tensor ``torch.max`` / ``min``):
+    ("max" | "min", v), v not reading ``name``; None otherwise (the qualname is checked where the scope is known)."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and len(value.args) == 2
+            and not value.keywords and value.func.attr in ("maximum", "minimum", "max", "min")):
+        return None
+    op = "max" if value.func.attr in ("maximum", "max") else "min"
+    first, second = value.args
+    if isinstance(first, ast.Name) and first.id == name and not _mentions(second, name):
+        return op, second
+    if isinstance(second, ast.Name) and second.id == name and not _mentions(first, name):
+        return op, first
+    return None

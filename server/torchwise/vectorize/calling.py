@@ -18,7 +18,7 @@ from torchwise.analysis import dims, layout, optable
 from torchwise.analysis.dtypes import DType, is_complex, is_floating
 from torchwise.analysis.optable import Batch, Family
 from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue
-from torchwise.vectorize.expr import ATOM, COMPARE, TERM, Inherent, Refuse, wrap
+from torchwise.vectorize.expr import ATOM, COMPARE, TERM, Inherent, Refuse, spelled, wrap
 from torchwise.vectorize.vec import (
     Vec, _ALL_DIMS_RENAMED, _ONE_DIM_ONLY, _PURE_BUILTINS, _PURE_FACTORIES, _PURE_METHODS, _RANDOM, _UNKNOWN,
     _certain, _compare_node, _dims_facts, _dims_value, _effective_rank, _either, _flag, _index, _int, _known, _matmul_node,
@@ -198,6 +198,8 @@ class Calling:
     def qualified_call(self, node: ast.Call, qualname: str) -> Vec:
         if qualname.startswith("math."):
             raise Refuse(f"`{qualname}` computes in Python floats (and raises on overflow) where torch would not")
+        if qualname == "torch.einsum":
+            return _einsum(self, node)  # its row binds one operand; the rule reads them all
         if qualname.startswith("torch.nn.functional."):
             op = optable.functional(qualname.rsplit(".", 1)[1])
         elif qualname.startswith("torch.") and qualname.count(".") == 1:
@@ -231,6 +233,8 @@ class Calling:
             return self.to_python(self(node.func.value), "item")
         if name == "tolist" and not node.args:
             raise Refuse("`.tolist()` of a batched value")
+        if name == "dist" and self.scope.qualname(node.func) is None:
+            return self(_dist_spelled(self, node, [node.func.value, *node.args], node.keywords))
         if name == "sum" and not node.args and not node.keywords and self.depth == 2:
             grid = self._grid_dot(node.func.value)
             if grid is not None:
@@ -1169,7 +1173,119 @@ def _quantile(batcher: Batcher, node: ast.Call) -> Vec:
     return vec
 
 
-_LOCAL_RULES = {"torch.nn.functional.mse_loss": _mse_loss, "torch.nn.functional.one_hot": _one_hot,
+def _dist(batcher: Batcher, node: ast.Call) -> Vec:
+    """``torch.dist(a[i], b[i], p)`` is ATen's ``norm(a - b, p)`` (the same kernel, dtypes and errors): batched as
+    that spelling, ``(a - b).norm(p)`` of each element."""
+    return batcher(_dist_spelled(batcher, node, node.args, node.keywords))
+
+
+def _dist_spelled(batcher: Batcher, node: ast.Call, args: list, keywords: list) -> ast.expr:
+    """``a.dist(b, p)`` / ``torch.dist(a, b, p)`` (``args`` from ``a`` on) as ``(a - b).norm(p)``."""
+    if len(args) not in (2, 3) or any(k.arg != "p" for k in keywords) or len(args) + len(keywords) > 3:
+        raise Refuse("`dist` with options")
+    power = args[2:] + [k.value for k in keywords]
+    for p in power:  # dist takes a number only (`norm` also takes 'fro' and 'nuc')
+        value = batcher.ctx.value(p)
+        if batcher.mentions_loop(p) or not (isinstance(value, ScalarValue) and value.kind in ("int", "float")):
+            raise Refuse("`dist` with a `p` that is not a known number")
+    diff = ast.BinOp(left=args[0], op=ast.Sub(), right=args[1])
+    call = ast.Call(func=ast.Attribute(value=diff, attr="norm", ctx=ast.Load()), args=power, keywords=[])
+    return spelled(call, node)
+
+
+def _einsum(batcher: Batcher, node: ast.Call) -> Vec:
+    """``torch.einsum("ij,jk->ik", A[n], B[n])`` in one loop: one einsum whose subscripts gain a new letter for the
+    loop on each batched operand and in front of the output (``"nij,njk->nik"``). Explicit output only (an implicit
+    one orders its letters), no ellipsis; operands of one floating dtype (einsum raises on mixed ones)."""
+    import string
+
+    if node.keywords or len(node.args) < 2 or not (isinstance(node.args[0], ast.Constant)
+                                                  and isinstance(node.args[0].value, str)):
+        raise Refuse("`einsum` without a literal equation and its operands")
+    if batcher.depth != 1:
+        raise Refuse("`einsum` inside nested loops")
+    equation = node.args[0].value.replace(" ", "")
+    if "..." in equation or equation.count("->") != 1:
+        raise Refuse("`einsum` without an explicit output, or with an ellipsis")
+    inputs, output = equation.split("->")
+    subscripts = inputs.split(",")
+    operands = [batcher(arg) for arg in node.args[1:]]
+    letters = "".join(subscripts) + output
+    if len(subscripts) != len(operands) or not all(c in string.ascii_letters for c in letters):
+        raise Refuse("`einsum` subscripts not understood")
+    for value, sub in zip(operands, subscripts):
+        if not (value.is_tensor and not value.lost and value.rank == len(sub) and value.dtype is not None
+                and is_floating(value.dtype)) or value.batched and value.batch_dims != 1:
+            raise Refuse("`einsum` of operands that are not floating tensors of the subscripts' ranks")
+    if len({value.dtype for value in operands}) != 1:
+        raise Refuse("`einsum` of different dtypes raises")
+    free = next(c for c in "nbtzyxw" + string.ascii_letters if c not in letters)
+    batched = f"{','.join(free + sub if v.batched else sub for v, sub in zip(operands, subscripts))}->{free}{output}"
+    func = batcher.src(node.func)
+    text = f'{func}("{batched}", {", ".join(v.text for v in operands)})'
+    elem = batcher.oracle.function(node, "torch.einsum", [ScalarValue("str", equation)] + [v.elem for v in operands],
+                                   {})
+    whole = batcher.oracle.function(node, "torch.einsum", [ScalarValue("str", batched)] +
+                                    [v.whole if v.batched else v.elem for v in operands], {})
+    if not (isinstance(elem, TensorValue) and isinstance(whole, TensorValue)):
+        raise Refuse("an `einsum` the analysis cannot follow (or PyTorch would raise)")
+    deps = frozenset().union(*(v.deps for v in operands))
+    vec = Vec(text, ATOM, elem, whole, deps)
+    batcher.prove(vec)
+    return vec
+
+
+def _layer_norm(batcher: Batcher, node: ast.Call) -> Vec:
+    """``F.layer_norm(x[i], shape, w, b, eps)`` / ``F.rms_norm(x[i], shape, w, eps)``: each normalizes the trailing
+    ``shape`` dims of its input, every leading index on its own, so the same call on the whole tensor is the rows'
+    results stacked (contiguous, as each call's). The parameters must not vary along the loop and must have the
+    input's dtype (layer_norm raises on a mix, rms_norm computes another way)."""
+    rms = batcher.scope.qualname(node.func).endswith("rms_norm")
+    names = ("input", "normalized_shape", "weight", "eps") if rms else \
+        ("input", "normalized_shape", "weight", "bias", "eps")
+    if len(node.args) > len(names) or any(k.arg not in names[1:] for k in node.keywords) or not node.args:
+        raise Refuse("a norm call not understood")
+    bound = dict(zip(names, node.args))
+    bound.update((k.arg, k.value) for k in node.keywords)
+    if "normalized_shape" not in bound or any(batcher.mentions_loop(v) for n, v in bound.items() if n != "input"):
+        raise Refuse("a norm whose shape or parameters depend on the loop")
+    x = batcher(bound["input"])
+    if not (x.batched and x.is_tensor and not x.lost and x.dtype is not None and is_floating(x.dtype)
+            and x.batch_dims == batcher.depth):
+        raise Refuse("a norm of something that is not a floating slice per element")
+    shape_node = bound["normalized_shape"]
+    if not isinstance(shape_node, (ast.Tuple, ast.List)):
+        raise Refuse("a norm whose `normalized_shape` is not a literal tuple (an int raises)")
+    sizes = [_int(batcher.ctx, item) for item in shape_node.elts]
+    if not sizes or any(size is None for size in sizes) or len(sizes) > x.rank \
+            or any(not _certain(dims.dim_eq(a, b)) for a, b in zip(sizes, x.shape[x.rank - len(sizes):])):
+        raise Refuse("a norm whose `normalized_shape` is not certainly the slice's trailing dims")
+    grads = [x.elem.requires_grad]
+    for name in ("weight", "bias"):
+        if name in bound and not (isinstance(bound[name], ast.Constant) and bound[name].value is None):
+            param = batcher(bound[name])
+            if not (param.is_tensor and param.dtype == x.dtype and len(param.shape) == len(sizes)
+                    and all(_certain(dims.dim_eq(a, b)) for a, b in zip(param.shape, sizes))):
+                raise Refuse(f"a norm whose `{name}` is not of the slice's dtype and `normalized_shape`")
+            grads.append(param.elem.requires_grad)
+    if "eps" in bound:
+        eps = batcher(bound["eps"])
+        if not (isinstance(eps.elem, ScalarValue) and eps.elem.kind in ("int", "float")):
+            raise Refuse("a norm whose `eps` is not a number")
+    grad = grads[0]
+    for other in grads[1:]:
+        grad = _either(grad, other)
+    args = [x.text] + [batcher.src(a) for a in node.args[1:]] + [f"{k.arg}={batcher.src(k.value)}" for k in node.keywords]
+    text = f"{batcher.src(node.func)}({', '.join(args)})"
+    elem = x.elem.with_(strides=layout.contiguous_strides(x.elem.shape), requires_grad=grad, memory=None)
+    whole = x.whole.with_(strides=layout.contiguous_strides(x.whole.shape), requires_grad=grad, memory=None)
+    vec = Vec(text, ATOM, elem, whole, x.deps)
+    batcher.prove(vec)
+    return vec
+
+
+_LOCAL_RULES = {"torch.dist": _dist, "torch.nn.functional.layer_norm": _layer_norm,
+                "torch.nn.functional.rms_norm": _layer_norm, "torch.nn.functional.mse_loss": _mse_loss, "torch.nn.functional.one_hot": _one_hot,
                 "torch.nn.functional.cross_entropy": _cross_entropy, "torch.zeros_like": _like,
                 "torch.ones_like": _like, "torch.full_like": _like, "torch.quantile": _quantile,
                 "torch.trace": _trace}

@@ -230,6 +230,9 @@ class ComprehensionMatcher:
             raise Refuse("a tuple per element")
         if mask is not None:
             chosen = batcher.selected(element, mask)
+            if chosen is None and batcher.gathers_in(element):
+                raise Refuse("a read at a data-dependent index of elements the filter skips (it may be out of "
+                             "range there)")
             value = chosen if chosen is not None else _masked(value, mask)
         if how == "tensor":
             text, prec = self._as_tensor(call, batcher, value, filtered=mask is not None)

@@ -596,6 +596,9 @@ class Emitter:
         value = write.value
         walks = plan["walks"]
         if not walks and value.batched and not self._distinct_slots(write, plan):
+            if write.target in b.target_reads:  # `memory[y[i]] = 0.9 * memory[y[i]] + ...`: an EMA per slot
+                raise Refuse(f"two elements may update the same slot of `{write.target}`, the later one reading what "
+                             "the earlier wrote (a recurrence per slot)")
             raise Refuse("two elements may write the same slot, and the loop keeps the last")
         if plan["ragged"] is not None:
             raise Refuse("a gathered store into a ragged slice")
@@ -849,6 +852,9 @@ class Emitter:
                 value, mask = chosen, None
                 text, prec = self.converted(value, how, None, call, filtered=True)
             else:
+                if self.batcher.gathers_in(write.value_node):
+                    raise Refuse("a read at a data-dependent index of elements the loop skips (it may be out of "
+                                 "range there)")
                 text, prec = self.converted(value, how, mask, call)
         else:
             text, prec = self.converted(value, how, mask, call)
@@ -961,6 +967,8 @@ class Emitter:
             return
         name, value = write.name, write.value
         self.codes.append("TW405")
+        if write.op in ("max", "min"):
+            raise Refuse(f"a running {write.op}imum kept only at the end (only its values per step are a scan)")
         init = proof.binding_before(self.ctx, self.loop, name)
         start = self.ctx.value(init.value) if init is not None else None
         if not value.batched:
@@ -983,7 +991,7 @@ class Emitter:
             total = self._summed_outer(write.node) or total
         python_start = isinstance(start, ScalarValue) and start.kind in ("int", "float")
         if python_start and not value.python:
-            self.needs_iterations(f"`{name}` would stay a Python number")
+            self.needs_additions(write, f"`{name}` would stay a Python number")
         if not (python_start or isinstance(start, TensorValue) and init is not None
                 and self.m.fresh_factory(init.value)):
             raise Doubt(f"the starting value of `{name}` is unknown")
@@ -1008,12 +1016,14 @@ class Emitter:
         if looped is None or again is None or _kind(looped) != _kind(again):
             raise Refuse(f"the type of `{name}` changes from one iteration to the next")
         if _kind(looped) != _kind(start):  # `s = s + v` of a float32 `s` and float64 `v`: the first step promotes
-            self.needs_iterations(f"`{name}` keeps its starting dtype and shape")
+            self.needs_additions(write, f"`{name}` keeps its starting {_kind_words(start)}")
         literal = init.value
         neutral = isinstance(literal, ast.Constant) and not isinstance(literal.value, bool) and \
             literal.value == (1 if write.op == "*" else 0)
-        if neutral and self.m.deletable(init) is not None and _kind(total_facts) == _kind(looped):
-            self.deletes.append(init)
+        in_tuple = getattr(init, "_tw_part_of", None) is not None  # `a, b = 0, 0`: kept (it binds the other name)
+        if neutral and (in_tuple or self.m.deletable(init) is not None) and _kind(total_facts) == _kind(looped):
+            if not in_tuple:
+                self.deletes.append(init)
             if write.op == "-":
                 # `0.0 - total` is a tensor op on a wrapped number (twice the cost of the sum it negates)
                 return f"{name} = -{wrap(total, precedence_of(total), UNARY)}"
@@ -1097,6 +1107,13 @@ class Emitter:
         count = self.levels[0].count if len(self.levels) == 1 else None
         if count is None or not proof.certainly_positive(count):
             raise Doubt(f"the loop may run zero times, and then {what}")
+
+    def needs_additions(self, write: Accumulate, what: str) -> None:
+        """The first update changes the accumulator's type: it must happen. Under an ``if`` nothing proves that one
+        element passes the test (``total = 0`` then ``if c: total += v.item()`` stays the int 0 where none does)."""
+        if write.cond is not None:
+            raise Doubt(f"no element may pass the `if`, and then {what}")
+        self.needs_iterations(what)
 
     def empty(self, what: str) -> None:
         count = self.levels[0].count
@@ -1467,6 +1484,11 @@ def _kind(value):
     if isinstance(value, TensorValue):
         return ("tensor", value.dtype, tuple(value.shape) if value.shape is not None else None)
     return None
+
+
+def _kind_words(value) -> str:
+    """What of a starting value the first update changes, for a refusal's message."""
+    return f"type (`{value.kind}`)" if isinstance(value, ScalarValue) else "dtype and shape"
 
 
 def _base_of(node: ast.expr) -> ast.expr:

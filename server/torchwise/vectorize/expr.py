@@ -30,6 +30,11 @@ class Inherent(Refuse):
     """The loop is not a per-element computation at all (a recurrence, effects, an early exit): stay silent."""
 
 
+class Unknown(Inherent):
+    """Nothing is known of an operand: silent, unless its use shows the loop is per element (an index into a known
+    tensor the loop walks), where it is flagged with this reason."""
+
+
 def torch_name(scope, refusal: type = Inherent) -> str:
     """The name torch is imported as where a rewrite goes (``torch`` when it is one of them)."""
     aliases = list(scope.aliases_of("torch"))

@@ -20,7 +20,7 @@ from torchwise.analysis import layout
 from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue
 from torchwise.vectorize import proof, rewrite
 from torchwise.vectorize.batch import Batcher
-from torchwise.vectorize.vec import _PURE_BUILTINS, Vec
+from torchwise.vectorize.vec import _PURE_BUILTINS, Vec, _either
 from torchwise.vectorize.collect import unknown_items_reason
 from torchwise.vectorize.body import BodyTranslator, bound_names, classify_names, copy_store
 from torchwise.vectorize.emit import Doubt, Emitter, _ALLOCATORS, _FRESH_FACTORIES
@@ -270,6 +270,8 @@ class GeneralMatcher:
             raise Doubt(f"`{write.name}`'s starting value is not right before the loop")
         start = self.ctx.value(init.value)
         torch = batcher.torch
+        if write.op in ("max", "min"):
+            return self._running_extreme(batcher, write, init, start)
         if write.op not in ("+", "*"):
             raise Refuse("a running difference")
         fn = "cumsum" if write.op == "+" else "cumprod"
@@ -303,6 +305,38 @@ class GeneralMatcher:
         whole = value.whole.with_(strides=layout.contiguous_strides(value.whole.shape))
         prec = ATOM if is_neutral else (ARITH if write.op == "+" else TERM)
         vec = Vec(text, prec, elem.with_(shape=value.elem.shape), whole, value.deps)
+        batcher.prove(vec)
+        return vec
+
+    def _running_extreme(self, batcher: Batcher, write, init, start) -> Vec:
+        """``best = torch.maximum(best, v[i])`` read per step: ``torch.maximum(start, torch.cummax(v, dim=0).values)``
+        (a NaN propagates in both from where it appears). The start must be a 0-d tensor of the values' dtype and
+        shape (``torch.maximum`` takes no Python number, and would promote or broadcast)."""
+        from torchwise.analysis.dtypes import DType, is_complex
+
+        value = write.value
+        fn = "cummax" if write.op == "max" else "cummin"
+        dtype = value.dtype
+        if not (isinstance(start, TensorValue) and start.shape == () and value.rank == 0 and dtype is not None
+                and start.dtype == dtype and dtype is not DType.bool and not is_complex(dtype)):
+            raise Doubt(f"the starting value of `{write.name}` is not a 0-d tensor of the values' dtype")
+        if start.device != "cpu" or value.whole.device != "cpu":
+            raise Doubt("a running maximum off the CPU")
+        if not proof.adjacent(self.ctx, init, self.loop):  # its text is evaluated where the loop was
+            raise Doubt(f"`{write.name}`'s starting value is not right before the loop")
+        scanned = f"{batcher.torch}.{fn}({value.text}, dim=0).values"
+        pair = "maximum" if write.op == "max" else "minimum"
+        text = f"{batcher.torch}.{pair}({rewrite_text(self.source, init.value)}, {scanned})"
+        first, level = init.value, batcher.levels[0]
+        if value.base is not None and value.base == value.text and isinstance(first, ast.Subscript) \
+                and isinstance(first.slice, ast.Constant) and type(first.slice.value) is int and first.slice.value == 0 \
+                and rewrite_text(self.source, first.value) == value.base and level.start == 0 and level.step == 1 \
+                and proof.certainly_positive(level.count):
+            text = scanned  # the start is the first element walked: already in the scan (and `v[0]` cannot raise)
+        whole = value.whole.with_(strides=layout.contiguous_strides(value.whole.shape), memory=None)
+        grad = _either(start.requires_grad, value.elem.requires_grad)
+        vec = Vec(text, ATOM, value.elem.with_(requires_grad=grad, memory=None), whole.with_(requires_grad=grad),
+                  value.deps)
         batcher.prove(vec)
         return vec
 
@@ -641,4 +675,3 @@ def _syntactic_code(statements: list, levels: list) -> Optional[str]:
     if accumulates:
         return "TW405"
     return None
-

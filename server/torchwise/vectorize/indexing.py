@@ -17,9 +17,9 @@ from typing import Optional
 from torchwise.analysis import dims, layout, shapes
 from torchwise.analysis.dtypes import DType, is_floating, is_integral
 from torchwise.analysis.values import ScalarValue, SeqValue, TensorValue
-from torchwise.vectorize.expr import ATOM, TERM, Inherent, Refuse, wrap
+from torchwise.vectorize.expr import ATOM, TERM, Inherent, Refuse, Unknown, wrap
 from torchwise.vectorize.vec import (
-    Vec, _SymSlice, _UNKNOWN, _certain, _dims_value, _drop, _index, _int, _row, _shaped, _slot_key,
+    Vec, _SymSlice, _UNKNOWN, _certain, _clip, _dims_value, _drop, _index, _int, _row, _shaped, _slot_key,
     flatten_subscript, stacks_samples,
 )
 
@@ -133,7 +133,7 @@ class Indexing:
         if value.lost:
             raise Refuse("indexing a value whose loop-invariant operand added leading dims")
         if any(self.mentions_loop(p) for p in parts):
-            raise Refuse("an index that depends on the loop, into a computed value")
+            return self._computed_gather(value, parts)
         items = [self._basic_item(p) for p in parts]
         try:
             elem_shape = shapes.index(value.elem.shape, [i for i, _ in items])
@@ -148,6 +148,30 @@ class Indexing:
         whole = value.whole.with_(shape=shapes.index(value.whole.shape, whole_items),
                                   strides=layout.index_strides(value.whole.shape, value.whole.strides, whole_items))
         return Vec(_subscripted(value.atom(), lead), ATOM, elem, whole, value.deps, fresh=value.fresh,
+                   exact_cast=value.exact_cast)
+
+    def _computed_gather(self, value: Vec, parts: list) -> Vec:
+        """``logp[targets[i]]`` of a value computed per element (``logp = F.log_softmax(logits[i], dim=0)``): the
+        batched value indexed by the rows and the index tensor, ``logp_all[torch.arange(n), targets]``: advanced
+        indexing takes each row's item as the loop does (a negative index wraps, one past the end raises)."""
+        if self.depth != 1 or self.select is not None or len(parts) != 1 or isinstance(parts[0], ast.Slice):
+            raise Refuse("an index that depends on the loop, into a computed value")
+        level = self.levels[0]
+        index = self(parts[0])
+        if not (value.batch_dims == 1 and value.rank >= 1 and index.deps == frozenset({0}) and index.batch_dims == 1
+                and not index.lost and level.count_text is not None):
+            raise Refuse("an index that depends on the loop, into a computed value")
+        if index.python:
+            if not (isinstance(index.elem, ScalarValue) and index.elem.kind == "int" and index.whole.dtype is DType.int64):
+                raise Refuse("an index into a computed value that is not an int")
+        elif not (index.is_tensor and index.rank == 0 and index.dtype is DType.int64):
+            raise Refuse("an index into a computed value that is not one int64 per element")
+        device = self._arange_device()
+        rows = f"{self.torch}.arange({level.count_text}{', ' + device if device else ''})"
+        shape = (level.count,) + tuple(value.elem.shape[1:])
+        whole = value.whole.with_(shape=shape, strides=layout.contiguous_strides(shape), memory=None)
+        elem = _drop(whole, 1)
+        return Vec(f"{value.atom()}[{rows}, {index.text}]", ATOM, elem, whole, value.deps | index.deps,
                    exact_cast=value.exact_cast)
 
     def _basic_item(self, part: ast.expr):
@@ -190,7 +214,15 @@ class Indexing:
             finally:
                 self.targets = targets
         else:
-            base = self.invariant(base_node)
+            try:
+                base = self.invariant(base_node)
+            except Unknown as unknown:
+                # `R[b]` beside the known tensors the loop walks: per element, whatever `R` is; say why. Not items
+                # of items (`batch[i][0]`: a Python list of samples, as a collate function reads it)
+                if node.value is base_node and any(not isinstance(p, ast.Slice) and self.mentions_loop(p)
+                                                   and self.affine(p) is not None for p in parts):
+                    raise _UnknownRead(f"{unknown}, and the loop reads it per element", str(unknown)) from None
+                raise
         if isinstance(base_value, SeqValue):
             return self._sequence_item(base_node, base_value, parts)
         if not base.is_tensor:
@@ -214,7 +246,12 @@ class Indexing:
                 continue
             if isinstance(part, ast.Slice):
                 return self._ragged(base, parts)
-            gathered = self(part)
+            try:
+                gathered = self(part)
+            except (Unknown, _UnknownRead) as unknown:
+                # `x[b, idx[b]]` of a known tensor: per element, whatever `idx` is; say why it is not rewritten
+                what = unknown.unknown if isinstance(unknown, _UnknownRead) else str(unknown)
+                raise Refuse(f"the index `{_clip(self.src(part))}` is unknown ({what})") from None
             kinds.append(("gather", gathered))
         if any(kind[0] == "gather" for kind in kinds):
             return self._gather(base, kinds)
@@ -308,6 +345,21 @@ class Indexing:
         whole = facts.with_(shape=shape, strides=None, memory=None)
         self.grad |= facts.requires_grad is not False
         return self._masked(Vec(text, ATOM, _row(whole), whole, frozenset({k}), fresh=False, free=base.free))
+
+    def gathers_in(self, node: ast.AST) -> bool:
+        """A read at a data-dependent slot (``x[i, ids[i]]``, ``emb[j]`` of a temporary ``j``): computed for every
+        element where the loop reads it for some only, it may be out of range (and raise) at the others."""
+        varying = self.loop_names | set(self.env)
+        for sub in ast.walk(node):
+            if not (isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load)):
+                continue
+            for part in sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]:
+                if isinstance(part, ast.Slice):
+                    continue  # a slice past the end is shorter, it never raises
+                if any(isinstance(n, ast.Name) and n.id in varying for n in ast.walk(part)) \
+                        and self.affine(part) is None:
+                    return True
+        return False
 
     def affine(self, node: ast.expr) -> Optional[tuple]:
         """``i``, ``i + 1``, ``n - 1 - i``, ``2 * i``: (level, c1, c0) with the value ``c1 * index + c0``."""
@@ -554,12 +606,14 @@ class Indexing:
         while texts and texts[-1] == ":":
             texts.pop()
         rest = tuple(whole.shape[dropped:])
-        count = self.levels[0].count
+        # in a filter's value the index tensors are masked already (`emb[ids[mask]]`): the rows are the selected ones
+        count = self.levels[0].count if self.select is None else self.select[1]
         facts = whole.with_(shape=(count,) + rest, strides=layout.contiguous_strides((count,) + rest))
         elem = _drop(facts, 1)
-        text = self._row_gather(base, kinds) or f"{base.atom()}[{', '.join(texts)}]"
+        text = (self._row_gather(base, kinds) if self.select is None else None) or \
+            f"{base.atom()}[{', '.join(texts)}]"
         self.grad |= whole.requires_grad is not False
-        return self._masked(Vec(text, ATOM, elem, facts, frozenset({0}), fresh=True, free=base.free))
+        return Vec(text, ATOM, elem, facts, frozenset({0}), fresh=True, free=base.free)
 
     def _nested_gather(self, base: Vec, kinds: list) -> Vec:
         """``emb[tokens[b, t]]`` inside ``for b`` / ``for t``: one integer per element of every level, laid out as the
@@ -705,6 +759,14 @@ class Indexing:
 
 
 _PLACED = re.compile(r"^([A-Za-z_][A-Za-z_0-9.]*)\[((?::|None)(?:, (?::|None))*)\]$")
+
+
+class _UnknownRead(Refuse):
+    """A read per element of something nothing is known of (``R[b]``): flagged, the unknown operand named."""
+
+    def __init__(self, message: str, unknown: str):
+        super().__init__(message)
+        self.unknown = unknown
 
 
 def _subscripted(text: str, items: list) -> str:

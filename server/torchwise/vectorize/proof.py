@@ -81,12 +81,34 @@ def binding_before(ctx, stmt: ast.stmt, name: str) -> Optional[ast.Assign]:
         if isinstance(candidate, ast.Assign) and len(candidate.targets) == 1 \
                 and isinstance(candidate.targets[0], ast.Name) and candidate.targets[0].id == name:
             return None if mentions(candidate.value, name) else candidate
+        part = _tuple_part(candidate, name)
+        if part is not None:
+            return part
         if mentions(candidate, name) or _binds_anything_hidden(candidate):
             return None
     outer = place.parents[-1] if place.parents else None
     if isinstance(outer, ast.With) and place.block is outer.body and _grad_mode_only(outer, name):
         return binding_before(ctx, outer, name)  # `out = torch.zeros(n)` then `with torch.no_grad(): for ...`
     return None
+
+
+def _tuple_part(stmt: ast.stmt, name: str) -> Optional[ast.Assign]:
+    """``name``'s part of ``a, b = 0, 0`` (a tuple of names bound to a tuple of as many values, none of which reads
+    a name bound there): as ``name = 0``, marked so that no rewrite deletes the statement (it binds the others)."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List))
+            and isinstance(stmt.value, (ast.Tuple, ast.List))):
+        return None
+    names, values = stmt.targets[0].elts, stmt.value.elts
+    if len(names) != len(values) or not all(isinstance(n, ast.Name) for n in names) \
+            or any(isinstance(v, ast.Starred) for v in values):
+        return None
+    ids = [n.id for n in names]
+    if name not in ids or ids.count(name) != 1 or any(mentions(v, other) for v in values for other in ids):
+        return None
+    target = names[ids.index(name)]
+    part = ast.copy_location(ast.Assign(targets=[target], value=values[ids.index(name)]), stmt)
+    part._tw_part_of = stmt
+    return part
 
 
 _GRAD_MODES = frozenset({"no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "autocast"})

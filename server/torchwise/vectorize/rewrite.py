@@ -25,6 +25,8 @@ def indent_of(source: SourceFile, stmt: ast.stmt) -> str:
 
 def stands_alone(source: SourceFile, stmt: ast.stmt) -> bool:
     """The statement has its lines to itself (no ``a = 1; b = 2``)."""
+    if getattr(stmt, "_tw_part_of", None) is not None:
+        return False  # one name's part of `a, b = 0, 0`: the statement binds the others too
     span = source.span(stmt)
     before = source.lines[span.start.line][: span.start.col]
     after = source.lines[span.end.line][span.end.col:].strip()
