@@ -156,5 +156,31 @@ def test_a_slot_updated_from_itself_is_flagged_as_a_recurrence():
     assert "a recurrence per slot" in found[0].message, found[0].message
 
 
+# statements between a starting value and its loop that change what the value's text means there
+BETWEEN = ["init = init * 2", "init += 1", "init.mul_(3)", "init = x.sum()", "y = x + 1", "w = torch.zeros(3)",
+           "torch.manual_seed(7)", "noise = torch.randn(3)", "init[...] = 5", "print(init)"]
+
+
+@MANY
+@given(st.randoms(use_true_random=False))
+def test_a_moved_starting_value_means_what_it_meant(r):
+    """``acc = <start reading init>``, a statement, then a running sum or scan from ``acc``: a rewrite evaluates the
+    start's text where the loop was, so a statement in between that rebinds, mutates or draws before it would start
+    the rewrite from another value (main started ``acc = init; init = init * 2`` from the doubled ``init``)."""
+    n = r.choice([0, 1, 5])
+    dtype = r.choice(FLOATS)
+    start = r.choice(["init", "init * 1", "init.clone()", "init + 0", "torch.randn(()) + init",
+                      f"torch.zeros((), dtype={dtype}) + init"])
+    between = r.sample(BETWEEN, r.choice([0, 1, 1, 2]))
+    body = [f"init = {tensor(r, (), dtype)}", f"acc = {start}", *between]
+    if r.random() < 0.5:
+        body += [f"out = torch.empty({n}, dtype={dtype})", "for i in range(len(x)):", "    acc = acc + x[i]",
+                 "    out[i] = acc"]
+    else:
+        body += ["for v in x:", r.choice(["    acc = acc + v", "    acc += v"])]
+    params = {"x": tensor(r, (n,), dtype)}
+    counted("moved starting values", program([seed(r)] + _with_params(r, body, params)))
+
+
 def test_zz_accumulations_report():
     print({form: FORMS[form] for form in FORMS})

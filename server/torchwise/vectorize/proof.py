@@ -9,6 +9,7 @@ no nested function captures a name whose binding changes.
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from dataclasses import dataclass
 from typing import Iterator, Optional
@@ -71,25 +72,86 @@ def count_mentions(node: ast.AST, name: str) -> int:
     return sum(1 for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name)
 
 
-def binding_before(ctx, stmt: ast.stmt, name: str) -> Optional[ast.Assign]:
-    """The ``name = value`` statement before ``stmt`` in its block, when nothing in between mentions ``name``."""
+def binding_before(ctx, stmt: ast.stmt, name: str, _between: tuple = ()) -> Optional[ast.Assign]:
+    """The ``name = value`` statement before ``stmt`` in its block, when nothing in between mentions ``name`` or
+    a name the value reads: a rewrite may evaluate the value's text where the loop is (``acc = init`` then
+    ``init = init * 2`` would start the rewritten scan from the doubled ``init``)."""
     place = place_of(ctx, stmt)
     if place is None:
         return None
+    between = list(_between)
     for i in range(place.index - 1, -1, -1):
         candidate = place.block[i]
         if isinstance(candidate, ast.Assign) and len(candidate.targets) == 1 \
                 and isinstance(candidate.targets[0], ast.Name) and candidate.targets[0].id == name:
-            return None if mentions(candidate.value, name) else candidate
+            if mentions(candidate.value, name) or not _unchanged_since(ctx, candidate.value, between):
+                return None
+            return candidate
         part = _tuple_part(candidate, name)
         if part is not None:
-            return part
+            return part if _unchanged_since(ctx, part.value, between) else None
         if mentions(candidate, name) or _binds_anything_hidden(candidate):
             return None
+        between.append(candidate)
     outer = place.parents[-1] if place.parents else None
     if isinstance(outer, ast.With) and place.block is outer.body and _grad_mode_only(outer, name):
-        return binding_before(ctx, outer, name)  # `out = torch.zeros(n)` then `with torch.no_grad(): for ...`
+        # `out = torch.zeros(n)` then `with torch.no_grad(): for ...`
+        return binding_before(ctx, outer, name, tuple(between))
     return None
+
+
+_RANDOM = re.compile(r"(^|_)(rand|randn|randint|randperm|normal|bernoulli|multinomial|poisson|uniform|exponential"
+                     r"|geometric|cauchy|log_normal|random|dropout|choice|shuffle|permutation)(_like|_)?$")
+
+
+def _unchanged_since(ctx, value: ast.expr, between: list) -> bool:
+    """The value's text means the same where the loop is: no statement in between mentions a name it reads (an
+    imported module it calls through, ``torch`` of ``torch.zeros(n)``, may be mentioned, not rebound), and a value
+    that draws random numbers has nothing in between (moved past another draw, it would take other numbers)."""
+    if not between:
+        return True
+    modules, called = _imported_modules(ctx), set()
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            func = node.func
+            while isinstance(func, ast.Attribute):
+                if _RANDOM.search(func.attr):
+                    return False
+                func = func.value
+            if isinstance(func, ast.Name) and _RANDOM.search(func.id):
+                return False
+            if isinstance(func, ast.Name) and func is not node.func and func.id in modules:
+                called.add(id(func))
+    reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and id(n) not in called}
+    namespaces = {n.id for n in ast.walk(value) if id(n) in called} - reads
+    if namespaces and any(isinstance(n, ast.Attribute) and n.attr.startswith("set_default")
+                          for s in between for n in ast.walk(s)):
+        return False  # `torch.zeros(n)` after `torch.set_default_dtype(...)` makes another dtype
+    return not any(mentions(s, r) for s in between for r in reads) \
+        and not any(_binds(s, n) for s in between for n in namespaces)
+
+
+def _imported_modules(ctx) -> frozenset:
+    """The names the module's top-level ``import`` statements bind (``torch``, ``np``, ``F``)."""
+    names = ctx.memo.get("vectorize.imported_modules")
+    if names is None:
+        names = ctx.memo["vectorize.imported_modules"] = frozenset(
+            alias.asname or alias.name.split(".")[0]
+            for stmt in ctx.tree.body if isinstance(stmt, ast.Import) for alias in stmt.names)
+    return names
+
+
+def _binds(stmt: ast.stmt, name: str) -> bool:
+    """``stmt`` rebinds ``name`` (an assignment, import, def, loop or with target, del)."""
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) \
+                and any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+    return False
 
 
 def _tuple_part(stmt: ast.stmt, name: str) -> Optional[ast.Assign]:
