@@ -153,6 +153,8 @@ def _vit_models() -> list[RealModel]:
         "simple_vit_with_patch_dropout": _vision("SimpleViT", _IMAGES_8, **_VIT),
         "simple_flash_attn_vit": _vision("SimpleViT", _IMAGES_8, ({"use_flash": True},), **_VIT),  # (its other path
         # calls an einsum it never imports: NameError)
+        "normalized_vit": _vision("nViT", _IMAGES_8, image_size=8, patch_size=4, num_classes=3, dim=16, depth=2,
+                                  heads=2, mlp_dim=32, dim_head=8),  # (a @property weight, ParameterLists)
         "mobile_vit": _vision("MobileViT", ((2, 3, 64, 64),), image_size=(64, 64), dims=[16, 16, 16],
                               channels=[8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 32], num_classes=3, depths=(1, 1, 1)),
     }

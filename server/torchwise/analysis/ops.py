@@ -16,6 +16,7 @@ from torchwise.analysis import dims, dtypes, layout, ops_families, ops_nn, ops_n
 from torchwise.analysis import ops_einops  # noqa: F401  (registers einops.* in TORCH_FUNCTIONS)
 from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
+from torchwise.analysis.layers import SEQUENCES
 from torchwise.analysis.optable import Family
 from torchwise.analysis.tensors import (  # noqa: F401  (the vocabulary, re-exported for the rules)
     MATMUL_KINDS, TENSOR_METHODS, TORCH_FUNCTIONS, Call, certainly_raises, constant, derived, device_arg, dims_of, dtype_arg,
@@ -137,8 +138,8 @@ def iteration_item(inf, iter_node: ast.expr, iterable, env):
         return ScalarValue("int")
     if isinstance(iterable, SeqValue):
         return iterable.each
-    if isinstance(iterable, ModuleValue) and iterable.kind in ("Sequential", "ModuleList"):
-        return iterable.each  # `for block in self.h`
+    if isinstance(iterable, ModuleValue) and iterable.kind in SEQUENCES:
+        return iterable.each  # `for block in self.h`, `for p in self.slots` (a ParameterList)
     if isinstance(iterable, MappingValue) and iterable.items:
         return ScalarValue("str")
     return None
@@ -163,7 +164,7 @@ def _zipped(name: str, args: list) -> Optional[SeqValue]:
         elif isinstance(arg, SeqValue):
             elements.append(arg.each)
             lengths.append(len(arg.items) if arg.items is not None else arg.length)
-        elif isinstance(arg, ModuleValue) and arg.kind in ("Sequential", "ModuleList"):
+        elif isinstance(arg, ModuleValue) and arg.kind in SEQUENCES:
             elements.append(arg.each)
             lengths.append(len(arg.children) if arg.children is not None else None)
         else:
@@ -183,8 +184,7 @@ def iteration_length(inf, iter_node: ast.expr, iterable):
         return iterable.shape[0]
     if isinstance(iterable, SeqValue):
         return len(iterable.items) if iterable.items is not None else iterable.length
-    if isinstance(iterable, ModuleValue) and iterable.kind in ("Sequential", "ModuleList") \
-            and iterable.children is not None:
+    if isinstance(iterable, ModuleValue) and iterable.kind in SEQUENCES and iterable.children is not None:
         return len(iterable.children)
     return None
 

@@ -231,7 +231,7 @@ def join(a, b):
                             fields=a.fields if a.fields == b.fields else None)
         return SeqValue(a.kind, element=_join_elements(a, b), length=a.length if a.length == b.length else None)
     if isinstance(a, ModuleValue) and a.kind == b.kind and a.params == b.params and a.config == b.config \
-            and a.kind in ("Sequential", "ModuleList"):
+            and a.kind in ("Sequential", "ModuleList", "ParameterList"):
         if a.children is not None and b.children is not None and len(a.children) == len(b.children) \
                 and a.children and a.names == b.names:
             # Two containers of as many sub-modules (`ModuleList([Transformer(d), Aggregate(d)])` built per
