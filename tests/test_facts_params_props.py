@@ -159,6 +159,42 @@ item = ok[0]
 bad = nn.ParameterList([torch.arange(3)])
 after = bad[0]
 """, ("item",)),
+    # wwt's layers: `partial(nn.LayerNorm, bias = False)` at module level, called in a Sequential and alone; a
+    # keyword of the call wins over the partial's.
+    "partial-layers": ("""
+from functools import partial
+LayerNormNoBias = partial(nn.LayerNorm, bias = False)
+LinearNoBias = partial(nn.Linear, bias = False)
+
+class Head(nn.Module):
+    def __init__(self, dim, n):
+        super().__init__()
+        self.net = nn.Sequential(LayerNormNoBias(dim), LinearNoBias(dim, n))
+        self.proj = LinearNoBias(n, 2, bias = True)
+
+    def forward(self, x):
+        y = self.net(x)
+        z = self.proj(y)
+        return z
+
+w = LinearNoBias(3, 4).weight
+bias = LinearNoBias(3, 4, bias = True).bias
+out = Head(8, 5)(torch.randn(2, 8))
+""", ("y", "z", "w", "bias")),
+    # Near misses: a positional argument in the partial (not followed), a keyword the call gives again (the
+    # call's wins), a partial of something that is not a layer, a keyword whose value is unknown.
+    "partial-near-misses": ("""
+from functools import partial
+Three = partial(nn.Linear, 3)
+a = Three(4)(torch.randn(2, 3))
+Ln = partial(nn.LayerNorm, eps = 1e-3)
+b = Ln(6, eps = 1e-2)(torch.randn(2, 6))
+Sum = partial(torch.sum, dim = 0)
+c = Sum(torch.randn(4, 5))
+flag = torch.randn(1).item() > 0
+Maybe = partial(nn.Linear, bias = flag)
+d = Maybe(3, 2).bias
+""", ()),
 }
 
 

@@ -34,8 +34,8 @@ from torchwise.analysis.dtypes import DType
 from torchwise.analysis.layers import LAYERS
 from torchwise.analysis.scopes import BindingKind, ModuleIndex, Scope, ScopeKind
 from torchwise.analysis.values import (
-    EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue,
-    SiteKeywordsValue, SymbolicValue, TensorValue, join, map_dims, module_or_none,
+    EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, PartialValue, ScalarValue,
+    SeqValue, SiteKeywordsValue, SymbolicValue, TensorValue, join, map_dims, module_or_none,
 )
 
 _LIST_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -2238,6 +2238,8 @@ class Inference:
     def _dispatch_call(self, node: ast.Call, call, env: Env):
         func = node.func
         qualname = env.scope.qualname(func)
+        if qualname == "functools.partial":
+            return _partial_layer(node, call, env)
         if qualname is not None:
             call = _spliced(call, node)
             self._shape_by_pattern(qualname, None, call, env)
@@ -2981,6 +2983,20 @@ def _specializable(node, scope: Scope) -> bool:
         if name not in _PLAIN_DECORATORS:
             return False
     return not _is_generator(node)
+
+
+def _partial_layer(node: ast.Call, call, env: Env) -> Optional[PartialValue]:
+    """``partial(nn.Linear, bias = False)``: a layer class of torch with keywords only (positional arguments
+    would shift the call's, which layers read by position); anything else is not followed."""
+    if call.starred or len(node.args) != 1 or any(k.arg is None for k in node.keywords):
+        return None
+    layer = env.scope.qualname(node.args[0])
+    if layer is None or not layer.startswith("torch.nn.") or layer.count(".") != 2 \
+            or layer.rsplit(".", 1)[1] not in LAYERS:
+        return None
+    if any(value is None for value in call.kwargs.values()):
+        return None  # (a keyword whose value is unknown would be dropped: the layer made without it)
+    return PartialValue(layer, tuple(call.kwargs.items()))
 
 
 def _is_property(node, scope: Scope) -> bool:

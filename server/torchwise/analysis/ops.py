@@ -25,6 +25,7 @@ from torchwise.analysis.tensors import (  # noqa: F401  (the vocabulary, re-expo
 )
 from torchwise.analysis.values import (
     DeviceValue, DtypeValue, EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue,
+    PartialValue,
     ScalarValue, SeqValue, SumValue, SymbolicValue, TensorValue, join,
 )
 
@@ -581,6 +582,9 @@ def call_value(inf, callee, call: Call):
         return inf.call_instance(callee, call)  # a module of this file: its forward, with these arguments
     if isinstance(callee, LambdaValue):
         return inf.call_lambda(callee, call)
+    if isinstance(callee, PartialValue):
+        return call_qualified(inf, callee.qualname, Call(call.node, call.args, {**dict(callee.keywords),
+                                                                                 **call.kwargs}, call.starred, call.env))
     if isinstance(callee, EitherValue):  # one of these modules: what their calls agree on
         # Each option as a branch of its own: one that certainly raises is not the one a call that returns ran
         # (all raising, the call does); an error in one rules no rank out of a trial while another runs.
