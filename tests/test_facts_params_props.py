@@ -1,8 +1,8 @@
-"""``@property`` getters of this file's classes and ``nn.ParameterList`` (vit-pytorch's normalized_vit, wwt,
-max_vit_with_registers): each program is run with real torch and every name the engine claims is compared
-(``check_source`` of the facts truth suite, locals of methods too); the names listed must be *known*. Near
-misses (a setter of the same name, a Parameter that does not require grad, an integer tensor) must claim
-nothing untrue."""
+"""``@property`` getters of this file's classes, ``nn.ParameterList``, ``functools.partial`` layers and
+``ModuleList.insert`` (vit-pytorch's normalized_vit, wwt, max_vit_with_registers): each program is run with real
+torch and every name the engine claims is compared (``check_source`` of the facts truth suite, locals of methods
+too); the names listed must be *known*. Near misses (a setter of the same name, a Parameter that does not
+require grad, an integer tensor, an insert index not known) must claim nothing untrue."""
 
 from __future__ import annotations
 
@@ -194,6 +194,29 @@ c = Sum(torch.randn(4, 5))
 flag = torch.randn(1).item() > 0
 Maybe = partial(nn.Linear, bias = flag)
 d = Maybe(3, 2).bias
+""", ()),
+    # `ModuleList.insert(i, m)` puts m at i (it was put last: `layers[0]` had the wrong weight); an index past the
+    # end puts it last, as torch does here.
+    "module-list-insert": ("""
+layers = nn.ModuleList([nn.Linear(4, 8), nn.Linear(8, 2)])
+layers.insert(0, nn.Linear(3, 4))
+first = layers[0].weight
+second = layers[1].weight
+last = layers[-1].weight
+more = nn.ModuleList([nn.Linear(4, 8)])
+more.insert(1, nn.Linear(8, 5))
+end = more[1].weight
+y = layers[2](layers[1](layers[0](torch.randn(2, 3))))
+""", ("first", "second", "last", "end", "y")),
+    # Near misses: an index not known, a negative one (torch raises KeyError).
+    "module-list-insert-near-misses": ("""
+k = int(torch.randint(0, 2, ()).item())
+some = nn.ModuleList([nn.Linear(4, 8), nn.Linear(8, 2)])
+some.insert(k, nn.Linear(3, 4))
+w0 = some[0].weight
+neg = nn.ModuleList([nn.Linear(4, 8), nn.Linear(8, 2)])
+neg.insert(-1, nn.Linear(3, 4))
+w1 = neg[0].weight
 """, ()),
 }
 

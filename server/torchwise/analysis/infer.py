@@ -2337,9 +2337,16 @@ class Inference:
             added = added.each if isinstance(added, (SeqValue, ModuleValue)) else None
         if container.kind == "ParameterList" and added is not None:
             added = ops_nn.as_parameter(added)  # (a tensor appended is made a Parameter)
-        if added is None or container.children is None:
+        index = call.args[0] if method == "insert" and call.args else None
+        position = index.value if isinstance(index, ScalarValue) and type(index.value) is int else None
+        if added is None or container.children is None or method == "insert" and not (
+                position is not None and 0 <= position <= len(container.children)):
             grown = ModuleValue(container.kind, container.params, container.config, None, (),
                                 join(container.each, added) if container.children != () else added)
+        elif method == "insert":  # `insert(0, stem)`: in its place (it was put last)
+            children = container.children
+            grown = ModuleValue(container.kind, container.params, container.config,
+                                children[:position] + (added,) + children[position:])
         else:
             grown = ModuleValue(container.kind, container.params, container.config, container.children + (added,))
         if method not in ("append", "extend", "insert"):

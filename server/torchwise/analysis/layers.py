@@ -518,5 +518,5 @@ CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 # Containers iterated (and indexed) in order: a ParameterList holds tensors (as Parameters), not modules.
 SEQUENCES = frozenset({"Sequential", "ModuleList", "ParameterList"})
 
-__all__ = ["BUFFER", "CONTAINERS", "SEQUENCES", "COUNT", "GATES", "LAYERS", "Layer", "MAYBE", "PARAM", "Settings", "shape_of",
-           "sizes_of"]
+__all__ = ["BUFFER", "CONTAINERS", "COUNT", "GATES", "LAYERS", "Layer", "MAYBE", "PARAM", "SEQUENCES", "Settings",
+           "shape_of", "sizes_of"]

@@ -583,8 +583,8 @@ def call_value(inf, callee, call: Call):
     if isinstance(callee, LambdaValue):
         return inf.call_lambda(callee, call)
     if isinstance(callee, PartialValue):
-        return call_qualified(inf, callee.qualname, Call(call.node, call.args, {**dict(callee.keywords),
-                                                                                 **call.kwargs}, call.starred, call.env))
+        keywords = {**dict(callee.keywords), **call.kwargs}  # (the call's own win)
+        return call_qualified(inf, callee.qualname, Call(call.node, call.args, keywords, call.starred, call.env))
     if isinstance(callee, EitherValue):  # one of these modules: what their calls agree on
         # Each option as a branch of its own: one that certainly raises is not the one a call that returns ran
         # (all raising, the call does); an error in one rules no rank out of a trial while another runs.
