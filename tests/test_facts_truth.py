@@ -51,7 +51,7 @@ from torchwise.analysis.dtypes import DType  # noqa: E402
 from torchwise.analysis.infer import Inference  # noqa: E402
 from torchwise.analysis.scopes import ModuleIndex  # noqa: E402
 from torchwise.analysis.values import (  # noqa: E402
-    DeviceValue, DtypeValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue, SymbolicValue, TensorValue,
+    DeviceValue, DtypeValue, ModuleValue, NdarrayValue, PartialValue, ScalarValue, SeqValue, SymbolicValue, TensorValue,
 )
 
 FILENAME = "<program>"
@@ -371,6 +371,8 @@ class Comparer:
             return  # silent; or torch's own object cannot be read (a view invalidated in place)
         expected = {"tensor": TensorValue, "ndarray": NdarrayValue, "dtype": DtypeValue, "device": DeviceValue,
                     "seq": SeqValue, "scalar": ScalarValue, "module": ModuleValue}.get(kind)
+        if kind == "other" and real["what"] == "partial" and isinstance(engine, PartialValue):
+            return  # `partial(nn.Linear, bias=False)`: what its calls make is compared where they are
         if not isinstance(engine, expected or ()):
             self.fact("value type", True, False, f"engine says {engine!r}, torch made a {kind} {real}")
             return

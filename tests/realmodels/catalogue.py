@@ -153,6 +153,12 @@ def _vit_models() -> list[RealModel]:
         "simple_vit_with_patch_dropout": _vision("SimpleViT", _IMAGES_8, **_VIT),
         "simple_flash_attn_vit": _vision("SimpleViT", _IMAGES_8, ({"use_flash": True},), **_VIT),  # (its other path
         # calls an einsum it never imports: NameError)
+        "normalized_vit": _vision("nViT", _IMAGES_8, image_size=8, patch_size=4, num_classes=3, dim=16, depth=2,
+                                  heads=2, mlp_dim=32, dim_head=8),  # (a @property weight, ParameterLists)
+        "wwt": _vision("WWT", _IMAGES_16, ({"return_tokens": True, "num_register_tokens": 2,
+                                            "num_register_slots": (1, 2)}, {}), image_size=16, patch_size=4,
+                       num_classes=3, dim=16, depth=1, num_slots=(4, 2), heads=2, dim_head=8, mlp_dim=32),
+        # (layers made by functools.partial, ParameterLists of slots)
         "mobile_vit": _vision("MobileViT", ((2, 3, 64, 64),), image_size=(64, 64), dims=[16, 16, 16],
                               channels=[8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 32], num_classes=3, depths=(1, 1, 1)),
     }

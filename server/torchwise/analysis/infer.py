@@ -28,14 +28,14 @@ from itertools import compress, repeat
 from operator import is_, is_not
 from typing import Callable, Iterable, Optional, Tuple
 
-from torchwise.analysis import dims, modpass, ops, ops_einops, wrappers
+from torchwise.analysis import dims, modpass, ops, ops_einops, ops_nn, wrappers
 from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.layers import LAYERS
 from torchwise.analysis.scopes import BindingKind, ModuleIndex, Scope, ScopeKind
 from torchwise.analysis.values import (
-    EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, ScalarValue, SeqValue,
-    SiteKeywordsValue, SymbolicValue, TensorValue, join, map_dims, module_or_none,
+    EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue, PartialValue, ScalarValue,
+    SeqValue, SiteKeywordsValue, SymbolicValue, TensorValue, join, map_dims, module_or_none,
 )
 
 _LIST_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -49,7 +49,7 @@ _MAX_CALL_DEPTH = 12  # calls analysed inside calls
 _MAX_SPECIALIZATIONS = 400  # calls analysed with their arguments' facts, per unit (and per pass over module code)
 _MAX_TRIALS = 8  # parameters whose rank is tried (each rank: one run of the body), per def analysed as a unit
 _TRIAL_RANKS = range(1, 7)  # a rank is decided when exactly one of these (and not the largest) can run
-_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "ParameterList"})
 # What every nn.Module instance has without __init__ setting it: reading one never fails.
 _MODULE_ATTRIBUTES = frozenset({
     "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init", "children", "compile", "cpu",
@@ -1714,8 +1714,20 @@ class Inference:
                 attributes = env.vars.get("<self>") or {}  # set by this very method so far
                 if node.attr in attributes:
                     return attributes[node.attr]
-            return self.instance_attribute(receiver, node.attr)
+            value = self.instance_attribute(receiver, node.attr)
+            return value if value is not None else self._property(receiver, node, env)
         return ops.attribute(self, node, receiver)
+
+    def _property(self, instance: InstanceValue, node: ast.Attribute, env: Env):
+        """``self.abs_pos_emb.weight`` where the class defines ``@property def weight(self): return
+        self.linear.weight``: the getter's body run for this instance, as a method called with nothing."""
+        info = self.classes.get(instance.class_name)
+        getter = info.methods.get(node.attr) if info is not None else None
+        if getter is None or not _is_property(getter, self.index.scope_of_node[getter]):
+            return None
+        self._read("code", f"{instance.class_name}.{node.attr}")
+        return self._specialize(getter, self.index.scope_of_node[getter], instance.class_name, instance,
+                                ops.Call(node, [], {}, False, env), getter=True)
 
     # -- instances of this file's classes ----------------------------------------------------------------
     def instance_attribute(self, instance: InstanceValue, name: str):
@@ -1950,11 +1962,12 @@ class Inference:
             return map_dims(value, lambda d: dims.rename(d, replace))
         return [into(a) for a in call.args], {k: into(v) for k, v in call.kwargs.items()}
 
-    def _specialize(self, node, scope: Scope, class_name, self_value, call):
+    def _specialize(self, node, scope: Scope, class_name, self_value, call, getter: bool = False):
         """The value of one call: the callee's body run with the arguments' facts (the callee's own names stay
-        inside; nothing is recorded for hover), memoised, bounded, never recursive."""
+        inside; nothing is recorded for hover), memoised, bounded, never recursive. ``getter``: a property's
+        (whose one decorator ``_is_property`` has checked)."""
         if call.starred or node in self._active or len(self._active) >= _MAX_CALL_DEPTH \
-                or not _specializable(node, scope):
+                or not (getter or _specializable(node, scope)):
             return None
         if self._trial is not None:
             return self._trial_call(node, scope, class_name, self_value, call)
@@ -2225,6 +2238,8 @@ class Inference:
     def _dispatch_call(self, node: ast.Call, call, env: Env):
         func = node.func
         qualname = env.scope.qualname(func)
+        if qualname == "functools.partial":
+            return _partial_layer(node, call, env)
         if qualname is not None:
             call = _spliced(call, node)
             self._shape_by_pattern(qualname, None, call, env)
@@ -2320,9 +2335,18 @@ class Inference:
             added = call.args[1] if len(call.args) > 1 else None
         if method == "extend":
             added = added.each if isinstance(added, (SeqValue, ModuleValue)) else None
-        if added is None or container.children is None:
+        if container.kind == "ParameterList" and added is not None:
+            added = ops_nn.as_parameter(added)  # (a tensor appended is made a Parameter)
+        index = call.args[0] if method == "insert" and call.args else None
+        position = index.value if isinstance(index, ScalarValue) and type(index.value) is int else None
+        if added is None or container.children is None or method == "insert" and not (
+                position is not None and 0 <= position <= len(container.children)):
             grown = ModuleValue(container.kind, container.params, container.config, None, (),
                                 join(container.each, added) if container.children != () else added)
+        elif method == "insert":  # `insert(0, stem)`: in its place (it was put last)
+            children = container.children
+            grown = ModuleValue(container.kind, container.params, container.config,
+                                children[:position] + (added,) + children[position:])
         else:
             grown = ModuleValue(container.kind, container.params, container.config, container.children + (added,))
         if method not in ("append", "extend", "insert"):
@@ -2982,6 +3006,31 @@ def _specializable(node, scope: Scope) -> bool:
         if name not in _PLAIN_DECORATORS:
             return False
     return not _is_generator(node)
+
+
+def _partial_layer(node: ast.Call, call, env: Env) -> Optional[PartialValue]:
+    """``partial(nn.Linear, bias = False)``: a layer class of torch with keywords only (positional arguments
+    would shift the call's, which layers read by position); anything else is not followed."""
+    if call.starred or len(node.args) != 1 or any(k.arg is None for k in node.keywords):
+        return None
+    layer = env.scope.qualname(node.args[0])
+    if layer is None or not layer.startswith("torch.nn.") or layer.count(".") != 2 \
+            or layer.rsplit(".", 1)[1] not in LAYERS:
+        return None
+    if any(value is None for value in call.kwargs.values()):
+        return None  # (a keyword whose value is unknown would be dropped: the layer made without it)
+    return PartialValue(layer, tuple(call.kwargs.items()))
+
+
+def _is_property(node, scope: Scope) -> bool:
+    """``@property`` (the builtin, the only decorator) on a plain def of ``self`` alone: reading the attribute runs
+    it. (A setter of the same name is the def the class keeps, and is not one.)"""
+    if not isinstance(node, ast.FunctionDef) or len(node.decorator_list) != 1 or _is_generator(node):
+        return False
+    decorator, args = node.decorator_list[0], node.args
+    return isinstance(decorator, ast.Name) and decorator.id == "property" and scope.parent is not None \
+        and scope.parent.owner_of("property") is None and len(args.posonlyargs) + len(args.args) == 1 \
+        and not args.vararg and not args.kwonlyargs and not args.kwarg
 
 
 _NOT_PLAIN_METHODS = frozenset({"__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__new__",

@@ -515,6 +515,8 @@ _layer("CosineEmbeddingLoss", f"float margin=0.0, {_LEGACY}, str reduction='mean
        call=_forward("Tensor input1, Tensor input2, Tensor target"))
 
 CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+# Containers iterated (and indexed) in order: a ParameterList holds tensors (as Parameters), not modules.
+SEQUENCES = frozenset({"Sequential", "ModuleList", "ParameterList"})
 
-__all__ = ["BUFFER", "CONTAINERS", "COUNT", "GATES", "LAYERS", "Layer", "MAYBE", "PARAM", "Settings", "shape_of",
-           "sizes_of"]
+__all__ = ["BUFFER", "CONTAINERS", "COUNT", "GATES", "LAYERS", "Layer", "MAYBE", "PARAM", "SEQUENCES", "Settings",
+           "shape_of", "sizes_of"]

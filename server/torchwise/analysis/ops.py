@@ -16,6 +16,7 @@ from torchwise.analysis import dims, dtypes, layout, ops_families, ops_nn, ops_n
 from torchwise.analysis import ops_einops  # noqa: F401  (registers einops.* in TORCH_FUNCTIONS)
 from torchwise.analysis.dims import Sym
 from torchwise.analysis.dtypes import DType
+from torchwise.analysis.layers import SEQUENCES
 from torchwise.analysis.optable import Family
 from torchwise.analysis.tensors import (  # noqa: F401  (the vocabulary, re-exported for the rules)
     MATMUL_KINDS, TENSOR_METHODS, TORCH_FUNCTIONS, Call, certainly_raises, constant, derived, device_arg, dims_of, dtype_arg,
@@ -24,6 +25,7 @@ from torchwise.analysis.tensors import (  # noqa: F401  (the vocabulary, re-expo
 )
 from torchwise.analysis.values import (
     DeviceValue, DtypeValue, EitherValue, InstanceValue, LambdaValue, MappingValue, ModuleValue, NdarrayValue,
+    PartialValue,
     ScalarValue, SeqValue, SumValue, SymbolicValue, TensorValue, join,
 )
 
@@ -137,8 +139,8 @@ def iteration_item(inf, iter_node: ast.expr, iterable, env):
         return ScalarValue("int")
     if isinstance(iterable, SeqValue):
         return iterable.each
-    if isinstance(iterable, ModuleValue) and iterable.kind in ("Sequential", "ModuleList"):
-        return iterable.each  # `for block in self.h`
+    if isinstance(iterable, ModuleValue) and iterable.kind in SEQUENCES:
+        return iterable.each  # `for block in self.h`, `for p in self.slots` (a ParameterList)
     if isinstance(iterable, MappingValue) and iterable.items:
         return ScalarValue("str")
     return None
@@ -163,7 +165,7 @@ def _zipped(name: str, args: list) -> Optional[SeqValue]:
         elif isinstance(arg, SeqValue):
             elements.append(arg.each)
             lengths.append(len(arg.items) if arg.items is not None else arg.length)
-        elif isinstance(arg, ModuleValue) and arg.kind in ("Sequential", "ModuleList"):
+        elif isinstance(arg, ModuleValue) and arg.kind in SEQUENCES:
             elements.append(arg.each)
             lengths.append(len(arg.children) if arg.children is not None else None)
         else:
@@ -183,8 +185,7 @@ def iteration_length(inf, iter_node: ast.expr, iterable):
         return iterable.shape[0]
     if isinstance(iterable, SeqValue):
         return len(iterable.items) if iterable.items is not None else iterable.length
-    if isinstance(iterable, ModuleValue) and iterable.kind in ("Sequential", "ModuleList") \
-            and iterable.children is not None:
+    if isinstance(iterable, ModuleValue) and iterable.kind in SEQUENCES and iterable.children is not None:
         return len(iterable.children)
     return None
 
@@ -581,6 +582,9 @@ def call_value(inf, callee, call: Call):
         return inf.call_instance(callee, call)  # a module of this file: its forward, with these arguments
     if isinstance(callee, LambdaValue):
         return inf.call_lambda(callee, call)
+    if isinstance(callee, PartialValue):
+        keywords = {**dict(callee.keywords), **call.kwargs}  # (the call's own win)
+        return call_qualified(inf, callee.qualname, Call(call.node, call.args, keywords, call.starred, call.env))
     if isinstance(callee, EitherValue):  # one of these modules: what their calls agree on
         # Each option as a branch of its own: one that certainly raises is not the one a call that returns ran
         # (all raising, the call does); an error in one rules no rank out of a trial while another runs.

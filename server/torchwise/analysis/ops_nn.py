@@ -1139,6 +1139,8 @@ def layer(inf, kind: str, call: Call):
     """``nn.<kind>(...)``: the module with its settings and the facts of its parameters and buffers."""
     if kind in layers.CONTAINERS:
         return _container(kind, call)
+    if kind == "ParameterList":
+        return _parameter_list(call)
     spec = LAYERS.get(kind)
     if spec is None:
         return None
@@ -1211,6 +1213,43 @@ def _container(kind: str, call: Call) -> ModuleValue:
         return ModuleValue(kind, children=given.items)  # [Attention(dim), PEG(dim) if is_first else None]
     if isinstance(given, SeqValue) and _is_module(given.element):
         return ModuleValue(kind, children=None, element=given.element)  # [Block(config) for _ in range(n)]
+    return unknown
+
+
+def as_parameter(value):
+    """What a ParameterList keeps of an item: a Parameter as it is, another tensor made one (a leaf requiring
+    grad), a ParameterList as it is (a sub-module); None for anything else (not followed)."""
+    if isinstance(value, ModuleValue) and value.kind == "ParameterList":
+        return value
+    if not isinstance(value, TensorValue) or _integer_tensor(value):
+        return None  # (an integer tensor cannot be made a Parameter: torch raises)
+    if value.requires_grad is True and value.is_leaf is True:
+        return value
+    # (`Parameter(t, requires_grad=False)` is kept as it is, a plain tensor made one: which, unknown here)
+    return value.with_(requires_grad=None, is_leaf=True, memory=None, saved_by=None)
+
+
+def _integer_tensor(value) -> bool:
+    return isinstance(value, TensorValue) and value.dtype is not None and not dtypes.is_floating(value.dtype) \
+        and not dtypes.is_complex(value.dtype)
+
+
+def _parameter_list(call: Call) -> ModuleValue:
+    """``nn.ParameterList([nn.Parameter(torch.randn(n, d)) for n in sizes])``, ``nn.ParameterList([])`` (then
+    appended to): its items one by one or all alike, as a ModuleList's; unknown contents: None."""
+    unknown = ModuleValue("ParameterList", children=None)
+    if call.kwargs or call.starred or len(call.args) > 1:
+        return unknown
+    if not call.args:
+        return ModuleValue("ParameterList")
+    given = call.args[0]
+    if isinstance(given, SeqValue) and any(_integer_tensor(v) for v in (*(given.items or ()), given.element)):
+        return None  # torch raises
+    if isinstance(given, SeqValue) and given.items is not None:
+        items = tuple(as_parameter(v) for v in given.items)
+        return ModuleValue("ParameterList", children=items) if all(i is not None for i in items) else unknown
+    if isinstance(given, SeqValue) and given.element is not None and as_parameter(given.element) is not None:
+        return ModuleValue("ParameterList", children=None, element=as_parameter(given.element))
     return unknown
 
 

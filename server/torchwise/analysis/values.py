@@ -151,6 +151,15 @@ class LambdaValue:
 
 
 @dataclass(frozen=True)
+class PartialValue:
+    """``functools.partial(nn.LayerNorm, bias = False)``: calling it makes that layer with these keywords (the
+    call's own keywords win, as partial's do)."""
+
+    qualname: str  # "torch.nn.LayerNorm"
+    keywords: tuple = ()  # ((name, value), ...)
+
+
+@dataclass(frozen=True)
 class EitherValue:
     """One of a few modules, which depends on the path (``Sequential(...) if project_out else nn.Identity()``):
     calling it gives what the calls of all of them agree on."""
@@ -194,7 +203,7 @@ class SiteKeywordsValue:
 
 
 Value = Union[TensorValue, NdarrayValue, ScalarValue, SeqValue, DeviceValue, DtypeValue, ModuleValue,
-              InstanceValue, SymbolicValue, MappingValue, LambdaValue, EitherValue]
+              InstanceValue, SymbolicValue, MappingValue, LambdaValue, EitherValue, PartialValue]
 
 
 _CALLABLE_MODULES = None  # (filled below: the module-like value types an EitherValue holds)
@@ -231,7 +240,7 @@ def join(a, b):
                             fields=a.fields if a.fields == b.fields else None)
         return SeqValue(a.kind, element=_join_elements(a, b), length=a.length if a.length == b.length else None)
     if isinstance(a, ModuleValue) and a.kind == b.kind and a.params == b.params and a.config == b.config \
-            and a.kind in ("Sequential", "ModuleList"):
+            and a.kind in ("Sequential", "ModuleList", "ParameterList"):
         if a.children is not None and b.children is not None and len(a.children) == len(b.children) \
                 and a.children and a.names == b.names:
             # Two containers of as many sub-modules (`ModuleList([Transformer(d), Aggregate(d)])` built per
