@@ -1508,6 +1508,8 @@ class Inference:
     def _loop(self, stmt, env: Env) -> None:
         is_for = isinstance(stmt, (ast.For, ast.AsyncFor))
         iterable = self.eval(stmt.iter, env) if is_for else self.eval(stmt.test, env)
+        if is_for and self._trial is not None and self._first_pass_raises(stmt, iterable, env):
+            return  # (a rank trial: the first pass certainly raises, so a call that goes on ran no pass)
         state = env.copy()
         made: set = set()  # the names given loop symbols
         self._loop_depth += 1
@@ -1523,6 +1525,20 @@ class Inference:
             self._exec_block(stmt.orelse, state)
         # The loop may run zero times: what holds after it is the join with what held before.
         env.vars = state.vars
+
+    def _first_pass_raises(self, stmt, iterable, env: Env) -> bool:
+        """During a rank trial, ``for stage in self.layers: x = stage(x)``: whether the body's first pass certainly
+        raises (tried as a branch, like an ``if``'s). Only for a body every pass runs through to its end (no
+        ``break``, ``continue``, ``return``, ``yield`` of its own) and a loop without ``else``."""
+        if stmt.orelse or any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom))
+                              for n in _own_nodes(stmt)):
+            return False
+
+        def first_pass():
+            body = env.copy()
+            self._bind(stmt.target, ops.iteration_item(self, stmt.iter, iterable, body), body)
+            self._exec_block(stmt.body, body)
+        return self._branch(first_pass)[1]
 
     def _count_appends(self, loop, iterable, before: Env, after: Env) -> None:
         """``outs = []`` then ``for ... in range(n): outs.append(y)``: ``outs`` has n items (appended once per pass,

@@ -1350,6 +1350,8 @@ def call_module(inf, module: ModuleValue, call: Call):
         one = len(call.args) + len(call.kwargs) == 1 and not call.starred
         return call_einops_layer(inf, module, call.get(0, "input")) if one else None
     spec = LAYERS.get(module.kind)
+    if spec is not None and _is_unknown(module) and (module.kind in _CONV_SPATIAL or spec.ranks is not None):
+        return _of_unknown_settings(inf, module, spec, call)
     if spec is None or _is_unknown(module) or call.starred:
         return None
     try:
@@ -1369,6 +1371,31 @@ def call_module(inf, module: ModuleValue, call: Call):
         forward = spec.eval_forward if not training and spec.eval_forward else spec.forward
         results.append(_run(inf, module, forward, names, call))
     return _written(inf, spec, names, join(*results))
+
+
+_CONV_SPATIAL = {f"Conv{t}{n}d": n for n in (1, 2, 3) for t in ("", "Transpose")}
+
+
+def _of_unknown_settings(inf, module: ModuleValue, spec, call: Call):
+    """A conv, or a layer with an input rank check, whose settings are not all known (``nn.Conv2d(c,
+    default(dim_stem, dim), 3)``, ``nn.BatchNorm2d(hidden_dim)``): whatever they are, its forward takes an input of
+    its ranks only (a conv: unbatched or batched, by F.conv*'s own check, a padding mode's ``F.pad`` raising first
+    or not). A conv gives a tensor of the input's rank, batch and dtype, a norm one of the input's shape and dtype;
+    the other sizes are not known."""
+    if call.starred or len(call.args) + len(call.kwargs) != 1:
+        return None  # (ConvTranspose's output_size=)
+    x = call.get(0, "input")
+    if not isinstance(x, TensorValue) or x.shape is None:
+        return None
+    n = _CONV_SPATIAL.get(module.kind)
+    if len(x.shape) not in ((n + 1, n + 2) if n is not None else spec.ranks):
+        certainly_raises(inf)
+        return None
+    if n is None:
+        return TensorValue(dtype=x.dtype, shape=x.shape) if module.kind.startswith(("BatchNorm", "InstanceNorm")) \
+            else None
+    batch = x.shape[:1] if len(x.shape) == n + 2 else ()
+    return TensorValue(dtype=x.dtype, shape=batch + tuple(Sym.fresh("n") for _ in range(n + 1)))
 
 
 def _sequential(inf, module: ModuleValue, call: Call):
