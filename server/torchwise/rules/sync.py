@@ -547,8 +547,13 @@ class TransferInLoop(Rule):
         text = _short(ctx.source.text_of(ctx.source.span(first)))
         source = _short(ctx.source.text_of(ctx.source.span(walked)), 24)
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        carried = _carried(loop)
         if isinstance(first.func, ast.Attribute) and first.func.attr in ("cuda", "to"):
             advice = "move the whole tensor once before the loop, or vectorize it"
+        elif carried is not None:
+            # a recurrence has no vectorized form: reading the values back once is the whole fix
+            advice = (f"`{carried}` carries over from one step to the next (a recurrence, which stays a loop): read "
+                      "the tensor back once before the loop (`.tolist()`)")
         else:
             advice = "vectorize the loop, or read the tensor back once before it (`.tolist()`)"
         message = (f"`{text}`{more} runs once per element of `{source}`: on a GPU each one waits for the device "
@@ -575,6 +580,25 @@ class TransferInLoop(Rule):
             Edit(Span(at, at), f"{indent}{name} = {text}\n"),
             Edit(ctx.source.span(call), name),
         ], preferred=True)]
+
+
+def _carried(loop: ast.AST) -> Optional[str]:
+    """A name the loop updates from its own value other than by adding to it (`x = x + k * (z - x)`,
+    `s = 0.9 * s + v`): the first one, else None. A running sum (`total = total + v`) is not one."""
+    for node in _own_nodes(loop.body):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        name = node.targets[0].id
+        terms, stack = [], [node.value]
+        while stack:  # the terms of the top-level sum
+            term = stack.pop()
+            if isinstance(term, ast.BinOp) and isinstance(term.op, (ast.Add, ast.Sub)):
+                stack += [term.left, term.right]
+            else:
+                terms.append(term)
+        if any(not (isinstance(t, ast.Name) and t.id == name) and name in _names(t) for t in terms):
+            return name
+    return None
 
 
 def _short(text: str, limit: int = 40) -> str:

@@ -55,7 +55,8 @@ class GeneralMatcher:
             return None, None, None
         try:
             torch = self.torch()
-            walker = Walker(self.ctx, self.scope, torch, self._pure, tensor_sizes(self.ctx, loop.body))
+            walker = Walker(self.ctx, self.scope, torch, self._pure, tensor_sizes(self.ctx, loop.body),
+                            unknown_lengths=True)
             levels, statements = self.nest(walker)
         except HalfKnown as half:
             return self._half_known(half)
@@ -75,6 +76,11 @@ class GeneralMatcher:
             return None, str(doubt), code
         except Refuse as refusal:
             return None, str(refusal), code
+        unknown = next((level.unknown_of for level in levels if level.unknown_of is not None), None)
+        if unknown is not None:
+            # the rewrite reads the length from `x.shape[k]` but nothing proves the rest of `x` is what it assumes
+            return None, f"nothing is known here of `{unknown}`, whose size sets the number of iterations", \
+                rewrite_.code
         return rewrite_, None, rewrite_.code
 
     def _half_known(self, half: HalfKnown):

@@ -62,6 +62,7 @@ class Level:
     kind: str = "range"  # "range" | "tensor" | "list"
     stop_text: Optional[str] = None  # a range's stop, as written (`len(u) - 1`)
     arange_raises: bool = False  # `torch.arange` of the range's bounds may raise (`range(1, 0)` is empty, not an error)
+    unknown_of: Optional[str] = None  # `range(x.shape[0])` of an `x` nothing is known of: flagged, never rewritten
     aliases: dict = field(default_factory=dict)  # name -> the expression it stands for (`v` of `for v in row`: `row[j]`)
 
     @property
@@ -94,6 +95,23 @@ def int_value(ctx, node: ast.expr):
     return _numel(ctx, node)
 
 
+def _size_of_unknown(ctx, node: ast.expr) -> Optional[str]:
+    """``x.shape[k]`` / ``x.size(k)`` (k a literal) of a name ``x`` the facts know nothing of (a parameter whose
+    shape comes from the caller, or only from an ``assert x.ndim == 2``): the name, else None."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
+            and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int:
+        owner = node.value.value
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
+            and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Constant) \
+            and type(node.args[0].value) is int:
+        owner = node.func.value
+    else:
+        return None
+    if not isinstance(owner, ast.Name) or ctx.value(owner) is not None:
+        return None
+    return owner.id
+
+
 def _numel(ctx, node: ast.expr):
     """``x.numel()`` / ``x.nelement()`` of a tensor of known shape: the product of its dims."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args
@@ -108,8 +126,10 @@ def _numel(ctx, node: ast.expr):
 class Walker:
     """Builds the level of one ``for`` header (or comprehension generator)."""
 
-    def __init__(self, ctx, scope, torch: str, pure, sizes: frozenset = frozenset()):
+    def __init__(self, ctx, scope, torch: str, pure, sizes: frozenset = frozenset(), unknown_lengths: bool = False):
         self.ctx = ctx
+        # `range(x.shape[0])` of an unknown `x` walked with a symbolic length: only for a caller that flags it
+        self.unknown_lengths = unknown_lengths
         self.scope = scope
         self.source = ctx.source
         self.torch = torch
@@ -170,13 +190,18 @@ class Walker:
         for arg in args:
             self.pure(arg)
         bounds = [int_value(self.ctx, a) for a in args]
+        unknown_of = _size_of_unknown(self.ctx, args[0]) \
+            if self.unknown_lengths and len(args) == 1 and bounds[0] is None else None
+        if unknown_of is not None:
+            # a symbolic length lets the body be translated, for its one reason (or for a flag without a fix)
+            bounds = [dims.Sym.fresh("n")]
         if any(b is None for b in bounds):
             raise Unwalkable("the number of iterations is unknown")
         start, stop = (0, bounds[0]) if len(args) == 1 else (bounds[0], bounds[1])
         step = bounds[2] if len(args) == 3 else 1
         if type(step) is not int or step == 0:
             raise Unwalkable("a `range` whose step is not a known int")
-        count = _range_count(start, stop, step)
+        count = _range_count(start, stop, step) if unknown_of is None else stop
         if count is None and step == 1 and start == 0 and stop in self.sizes:
             count = stop  # `range(self.in_channels)` filling a tensor of that many rows: a size, never negative
         if count is None:
@@ -189,7 +214,7 @@ class Walker:
         span = stop - start if step > 0 else start - stop
         raises = dims.dim_lt(-1, span) is not True and dims.dim_lt(0, count) is not True
         return Level(count, count_text, index=name, start=start, step=step, arange=f"arange({inside})",
-                     stop_text=stop_text, arange_raises=raises)
+                     stop_text=stop_text, arange_raises=raises, unknown_of=unknown_of)
 
     def reversed_range(self, name: str, call: ast.Call) -> Level:
         forward = self.range_level(name, call)
