@@ -63,16 +63,16 @@ def test_unknown_index_into_a_known_tensor(r):
                   f"idx_arg = torch.randint({1 if '- 1' in index else 0}, {max(high, 1)}, ({n},))",
                   "result = pick(x_arg, idx_arg)"]
         if near:
-            STATS.setdefault("unknown index: near-misses", [0, 0])[0] += 1
+            STATS.setdefault("near miss: unknown index", [0, 0])[0] += 1
             assert not any(f.fixes for f in loop_findings(program(lines))), program(lines)
-            FORMS["unknown index: near-misses"] = STATS["unknown index: near-misses"]
+            FORMS["near miss: unknown index"] = STATS["near miss: unknown index"]
             return
         counted("unknown index: called with known indices", program(lines))
         return
     found = loop_findings(program(lines))
-    stats = STATS.setdefault("unknown index: flagged", [0, 0])
+    stats = STATS.setdefault("near miss: unknown index, flagged", [0, 0])
     stats[0] += 1
-    FORMS["unknown index: flagged"] = stats
+    FORMS["near miss: unknown index, flagged"] = stats
     assert not any(f.fixes for f in found), (program(lines), [f.message for f in found])
     if near and silent:
         assert not found, (program(lines), [f.message for f in found])
@@ -106,9 +106,9 @@ def test_unknown_operand_read_per_element(r):
         counted("unknown operand: known, rewritten", program(lines), tolerance=1e-4)
         return
     found = loop_findings(program(lines))
-    stats = STATS.setdefault("unknown operand: flagged or silent", [0, 0])
+    stats = STATS.setdefault("near miss: unknown operand, flagged or silent", [0, 0])
     stats[0] += 1
-    FORMS["unknown operand: flagged or silent"] = stats
+    FORMS["near miss: unknown operand, flagged or silent"] = stats
     assert not any(f.fixes for f in found), (program(lines), [f.message for f in found])
     if per_element:
         assert found and "`R` is not a known tensor" in found[0].message, (program(lines), [f.message for f in found])
