@@ -17,8 +17,11 @@ torch = pytest.importorskip("torch")
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from test_vectorize_forms import FORMS, _with_params, counted  # noqa: E402,I001
+from test_vectorize_forms import _with_params, counter  # noqa: E402,I001
 from test_vectorize_truth import FLOATS, INTS, MANY, loop_findings, program, seed, tensor  # noqa: E402
+
+FORMS: dict = {}  # this file's forms, reported by its own test_zz report
+counted = counter(FORMS)
 
 STARTS = ["0", "0.0", "1", "-2.5", "torch.zeros(())", "torch.tensor(0.0)", "torch.zeros((), dtype=torch.float64)"]
 TESTS = ["{v} > 0", "{v} > 100", "{v} < -100", "{v} != {v}", "{v} >= 0", "{v} * 0 > 1", "abs({v}) > 0.5"]

@@ -17,8 +17,11 @@ torch = pytest.importorskip("torch")
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from test_vectorize_forms import FORMS, counted  # noqa: E402,I001
+from test_vectorize_forms import counter  # noqa: E402,I001
 from test_vectorize_truth import FLOATS, MANY, STATS, loop_findings, program, seed, tensor  # noqa: E402
+
+FORMS: dict = {}  # this file's forms, reported by its own test_zz report
+counted = counter(FORMS)
 
 INDICES = ["{idx}[b]", "int({idx}[b])", "{idx}[b] - 1", "{idx}[b].item()"]
 STORES = [
