@@ -532,7 +532,9 @@ def from_corpus(lines: int, roots: list[Path]) -> str:
     and again. Each copy's top-level functions and classes get a suffix (``Block`` -> ``Block_7``), so that
     no file's definitions replace another's; ``from __future__`` lines are dropped (they would be a syntax
     error below the top). Files that do not parse on their own are skipped."""
-    files = sorted(p for root in roots for p in root.rglob("*.py"))
+    # Root by root, each in a fixed order: sorting all the paths together put a checkout's examples before or after
+    # the corpus by where the checkout lies (/work/main before /work/shared, a worktree after), a different file.
+    files = [p for root in roots for p in sorted(root.rglob("*.py"))]
     parts, total, copy = ["from __future__ import annotations\n"], 1, 0
     while total < lines and files:
         for path in files:

@@ -128,3 +128,37 @@ def test_an_attribute_no_longer_used_as_an_int_is_seen_so_in_reused_functions():
         incremental = analyze(text, path.name, previous=previous)
         assert observed(incremental) == observed(analyze(text, path.name))
         previous = incremental
+
+
+@settings(max_examples=60, deadline=None)
+@given(which=st.integers(0, len(ALL_TEXTS) - 1),
+       edits=st.lists(st.tuples(st.integers(0, 400), st.integers(0, 2), st.sampled_from(MORE_SNIPPETS)),
+                      min_size=1, max_size=3))
+def test_recorded_on_open_the_first_edit_equals_fresh_analysis(which, edits):
+    """As the language server runs: compound module statements recorded on opening (the default threshold
+    otherwise), replayed from the first edit on."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(modpass, "RECORD_AFTER_S", 0.0001)
+        patch.setattr(modpass, "RECORD_ON_OPEN", True)
+        text = ALL_TEXTS[which]
+        name = ALL_FILES[which].name
+        previous = analyze(text, name)
+        for at, delete, snippet in edits:
+            text = edit(text, at, delete, snippet)
+            incremental = analyze(text, name, previous=previous)
+            assert observed(incremental) == observed(analyze(text, name))
+            if incremental.parse_error is None:
+                previous = incremental
+
+
+def test_the_first_edit_after_opening_replays_module_loops(monkeypatch):
+    monkeypatch.setattr(modpass, "RECORD_AFTER_S", 0.0001)
+    text = ("import torch\n\nlayers = []\nfor i in range(3):\n    layers.append(torch.nn.Linear(4, 4))\n\n"
+            "if layers:\n    w = torch.zeros(2, 4)\n\ndef f(x):\n    y = x + 1\n    return y\n")
+    changed = text.replace("    y = x + 1\n", "    y = x + 1\n    z = y * 2\n")
+    for on, replays in ((False, False), (True, True)):
+        monkeypatch.setattr(modpass, "RECORD_ON_OPEN", on)
+        first = analyze(text, "m.py")
+        second = analyze(changed, "m.py", previous=first)
+        assert (_replayed(first, second) > 0) is replays
+        assert observed(second) == observed(analyze(changed, "m.py"))

@@ -31,6 +31,13 @@ from torchwise.analysis import dims
 REUSE = True  # (False: every statement runs, as before; for measuring)
 RECORD_AFTER_S = 0.0001  # a statement that took longer than this last time keeps what it did, for a replay
 # (0.1 ms: a module-level `if` or `try` joins every name of the module, 0.2-0.5 ms at 50k lines, more as the file grows)
+# The language server sets this: a first analysis (a document opened) records what module-level compound statements
+# did, so that the first edit after opening replays them as later edits do (a 200k-line file's module-level loops
+# and ifs took ~11 s of that edit, run again because nothing was recorded). Off for one-shot analyses (the CLI),
+# which no edit follows.
+RECORD_ON_OPEN = False
+_COMPOUND = tuple(getattr(ast, name) for name in ("For", "AsyncFor", "While", "If", "With", "AsyncWith", "Try",
+                                                   "TryStar", "Match") if hasattr(ast, name))
 _LEAVES = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 _UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _PLAIN_HEAD = (ast.Name, ast.Attribute, ast.Constant, ast.Load)
@@ -117,6 +124,7 @@ def run(inf, body: list, env, tag: str) -> None:
     # (A module-level name bound otherwise, as typing at module level does, on and on in a notebook: nothing is
     # reused, and recording what costly statements did costs more than it would save next time.)
     took_before = {r.stmt: r.took for r in previous[1]} if previous is not None and not inf._changed else {}
+    opening = RECORD_ON_OPEN and REUSE and previous is None and not inf._changed
     in_sync = old is not None
     records = []
     statements = inf._STATEMENTS
@@ -134,7 +142,8 @@ def run(inf, body: list, env, tag: str) -> None:
                 _replay(inf, env, last.effects)
                 records.append(last)
             else:
-                record = not isinstance(stmt, _UNITS) and took_before.get(stmt, 0.0) > RECORD_AFTER_S
+                record = not isinstance(stmt, _UNITS) and (took_before.get(stmt, 0.0) > RECORD_AFTER_S
+                                                           or opening and isinstance(stmt, _COMPOUND))
                 new = _run(inf, env, stmt, statements, record, before)
                 records.append(new)
                 if in_sync:

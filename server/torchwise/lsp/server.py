@@ -756,6 +756,9 @@ def serve() -> int:
             debugpy.listen(("127.0.0.1", int(port)))
         except (ImportError, ValueError, OSError) as err:
             server.log(f"torchwise: cannot start debugpy on {port!r}: {err}", types.MessageType.Warning)
+    from torchwise.analysis import modpass
+
+    modpass.RECORD_ON_OPEN = True  # edits follow an open here: the first one replays module code as later ones do
     status = start_io(server)
     if server._bench is not None:  # `exit` without `shutdown`: the worker goes too
         server._bench.shutdown()
