@@ -389,6 +389,8 @@ class CreateThenMove(Rule):
     local = True
     code = "TW202"
     name = "create-then-move"
+    # the fix's title and preference read the whole file (whether it ever checks CUDA, whether it seeds torch)
+    findings_kept = False
     severity = Severity.WARNING
     summary = ("Flags a tensor created by a factory and moved at once (`torch.randn(3, 4).to(device)`, "
                "`torch.zeros(n).cuda()`, `torch.ones(n).fill_(v).to(rank)`, `torch.zeros(n).to(other)`); "
