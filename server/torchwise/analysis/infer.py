@@ -3148,15 +3148,7 @@ def _may_return(stmt: ast.stmt) -> bool:
     return False
 
 
-def _own_nodes(node):
-    """The nodes of a def's body, without those of nested defs, classes and lambdas."""
-    stack = list(node.body)
-    while stack:
-        current = stack.pop()
-        yield current
-        for child in ast.iter_child_nodes(current):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.append(child)
+_own_nodes = wrappers.own_nodes  # the nodes of a def's body, without those of nested defs, classes and lambdas
 
 
 _NOT_A_GRAD_MODE = object()

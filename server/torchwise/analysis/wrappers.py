@@ -51,7 +51,7 @@ def wrapper_attribute(cls: ast.ClassDef, param: str) -> Optional[str]:
             return None  # `self` handed out (or rebound): code elsewhere could reach the attribute
         if method is init:
             continue
-        for node in _own_nodes(method):
+        for node in own_nodes(method):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == attr \
                     and isinstance(node.func.value, ast.Name) and node.func.value.id == me:
                 allowed.add(id(node.func))
@@ -87,7 +87,7 @@ def _is_static(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list)
 
 
-def _own_nodes(node):
+def own_nodes(node):
     """The nodes of a def's body, without those of nested defs, classes and lambdas."""
     stack = list(node.body)
     while stack:

@@ -9,12 +9,12 @@ no nested function captures a name whose binding changes.
 from __future__ import annotations
 
 import ast
-import re
 import weakref
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
 from torchwise.analysis import dims
+from torchwise.vectorize.vec import _RANDOM
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -100,8 +100,13 @@ def binding_before(ctx, stmt: ast.stmt, name: str, _between: tuple = ()) -> Opti
     return None
 
 
-_RANDOM = re.compile(r"(^|_)(rand|randn|randint|randperm|normal|bernoulli|multinomial|poisson|uniform|exponential"
-                     r"|geometric|cauchy|log_normal|random|dropout|choice|shuffle|permutation)(_like|_)?$")
+# Besides the factories of vec._RANDOM: the in-place fills, dropout, and the `random` / `np.random` modules
+_ALSO_RANDOM = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geometric_", "cauchy_",
+                          "log_normal_", "dropout", "random", "shuffle", "choice", "permutation"})
+
+
+def _draws(name: str) -> bool:
+    return name in _RANDOM or name in _ALSO_RANDOM
 
 
 def _unchanged_since(ctx, value: ast.expr, between: list) -> bool:
@@ -115,10 +120,10 @@ def _unchanged_since(ctx, value: ast.expr, between: list) -> bool:
         if isinstance(node, ast.Call):
             func = node.func
             while isinstance(func, ast.Attribute):
-                if _RANDOM.search(func.attr):
+                if _draws(func.attr):
                     return False
                 func = func.value
-            if isinstance(func, ast.Name) and _RANDOM.search(func.id):
+            if isinstance(func, ast.Name) and _draws(func.id):
                 return False
             if isinstance(func, ast.Name) and func is not node.func and func.id in modules:
                 called.add(id(func))
