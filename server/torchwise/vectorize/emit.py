@@ -976,6 +976,10 @@ class Emitter:
                     and write.op in ("+", "-"):
                 self._count(write, init, start)
                 return
+            if write.cond is None and isinstance(value.elem, ScalarValue) and value.elem.kind == "int" \
+                    and write.op in ("+", "-"):
+                self._repeated(write, init, start)
+                return
             raise Refuse(f"`{name}` adds the same value every time")
         if value.parts is not None or not value.exact_cast:
             raise Refuse("an accumulation of a choice between values of different dtypes")
@@ -1056,6 +1060,25 @@ class Emitter:
             line = f"{name} = {counted}"
         else:
             line = f"{name} {write.op}= {counted}" if write.augmented else f"{name} = {name} {write.op} {counted}"
+        self.lines.append(line)
+        self.summary.append(line)
+
+    def _repeated(self, write: Accumulate, init, start) -> None:
+        """``count += img.shape[1] * img.shape[2]``: the same Python int added on every iteration, to a Python int:
+        that int times the number of iterations, exactly (Python ints do not round)."""
+        name = write.name
+        if not (isinstance(start, ScalarValue) and start.kind == "int"):
+            raise Refuse(f"`{name}` adds the same value every time, to a start that is not a Python int")
+        counts = [level.count_text for level in self.levels]
+        if any(count is None for count in counts):
+            raise Refuse(f"`{name}` adds the same value every time, a number of times not known here")
+        total = " * ".join([write.value.atom()] + [wrap(count, precedence_of(count), UNARY) for count in counts])
+        zero = isinstance(init.value, ast.Constant) and type(init.value.value) is int and init.value.value == 0
+        if zero and write.op == "+" and self.m.deletable(init) is not None:
+            self.deletes.append(init)
+            line = f"{name} = {total}"
+        else:
+            line = f"{name} {write.op}= {total}" if write.augmented else f"{name} = {name} {write.op} ({total})"
         self.lines.append(line)
         self.summary.append(line)
 

@@ -128,6 +128,9 @@ class Indexing:
                     and type(parts[0].value) is int:
                 return value.parts[parts[0].value]
             raise Refuse("an index of a tuple result")
+        size = _size_item(value, parts)
+        if size is not None:
+            return size
         if not value.is_tensor or not value.batched or value.ragged is not None:
             raise Refuse("an index of a body value that is not a tensor")
         if value.lost:
@@ -802,3 +805,23 @@ def _one_of_batch(node: ast.expr) -> Optional[ast.expr]:
             and node.args[0].value == 0 and type(node.args[0].value) is int:
         return node.func.value
     return None
+
+
+def _size_item(value: Vec, parts: list) -> Optional[Vec]:
+    """``row.shape[1]``: one size of the slices, which is the same number on every iteration (``.shape`` of a
+    batched value is only read where every size is a known int)."""
+    if value.batched or not isinstance(value.elem, SeqValue) or value.elem.items is None or len(parts) != 1:
+        return None
+    part, sign = parts[0], 1
+    if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub):  # `row.shape[-1]`
+        part, sign = part.operand, -1
+    if not (isinstance(part, ast.Constant) and type(part.value) is int):
+        return None
+    items, k = value.elem.items, sign * part.value
+    if not -len(items) <= k < len(items):
+        return None
+    item = items[k]
+    if not (isinstance(item, ScalarValue) and item.kind == "int" and type(item.value) is int):
+        return None
+    return Vec(str(item.value), ATOM, item)
+
