@@ -109,6 +109,7 @@ class Batcher(Indexing, Calling):
         self.lists: set = set()  # lists the body appends to: never read in the body
         self.target_reads: dict = {}  # target -> index dumps it was read at (before its write)
         self.written: set = set()  # targets already written in this iteration
+        self.written_parts: dict = {}  # target -> the index parts of each store into it (``written_slot``)
         self.repeatable_writes: dict = {}  # target -> the kind of write that may come again (``written_slot``)
         self.scans: dict = {}  # accumulator -> a function giving its per-iteration values (a scan)
         self.reads: set = set()  # names of the tensors the body reads

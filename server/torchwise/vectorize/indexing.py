@@ -741,12 +741,41 @@ class Indexing:
         reads = self.target_reads.get(name, set())
         if reads - {key}:
             raise Inherent(f"the loop reads `{name}` at another slot than the one it writes (a recurrence)")
+        slots = self.written_parts.setdefault(name, [])
         if name in self.written:
+            if not reads and all(self._apart(parts, other) for other in slots):
+                # `coords[k, 0] = ...; coords[k, 1] = ...`: no slot of one store is ever a slot of the other
+                self.repeatable_writes[name] = "apart"
+                slots.append(parts)
+                return
             if repeatable is None or self.repeatable_writes.get(name) != repeatable or reads:
                 raise Refuse(f"`{name}` is written twice in one iteration")
             return
         self.written.add(name)
         self.repeatable_writes[name] = repeatable
+        slots.append(parts)
+
+    def _apart(self, parts: list, other: list) -> bool:
+        """Two store targets that never share a slot, on any iterations: at one position both are distinct
+        non-negative int literals, and every position before it is one dim in both (an int, a loop index, a plain
+        slice), so that position is the same dim of the tensor."""
+        if len(parts) != len(other):
+            return False
+        for a, b in zip(parts, other):
+            if all(isinstance(p, ast.Constant) and type(p.value) is int and p.value >= 0 for p in (a, b)):
+                if a.value != b.value:
+                    return True
+            if not all(self._one_dim(p) for p in (a, b)):
+                return False
+        return False
+
+    def _one_dim(self, part: ast.expr) -> bool:
+        if isinstance(part, ast.Constant):
+            return type(part.value) is int
+        if isinstance(part, ast.Slice):
+            return all(bound is None or isinstance(bound, ast.Constant) and type(bound.value) is int
+                       for bound in (part.lower, part.upper, part.step))
+        return self.mentions_loop(part) and self.affine(part) is not None
 
     def element_index(self, value: Vec, k: int) -> Vec:
         """``value[k]`` per element (one item of an unpacked row): ``V[:, k]``."""
