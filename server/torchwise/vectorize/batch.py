@@ -109,6 +109,7 @@ class Batcher(Indexing, Calling):
         self.lists: set = set()  # lists the body appends to: never read in the body
         self.target_reads: dict = {}  # target -> index dumps it was read at (before its write)
         self.written: set = set()  # targets already written in this iteration
+        self.written_parts: dict = {}  # target -> the index parts of each store into it (``written_slot``)
         self.repeatable_writes: dict = {}  # target -> the kind of write that may come again (``written_slot``)
         self.scans: dict = {}  # accumulator -> a function giving its per-iteration values (a scan)
         self.reads: set = set()  # names of the tensors the body reads
@@ -289,6 +290,9 @@ class Batcher(Indexing, Calling):
         if symbol is None:
             raise Refuse("operator not understood")
         left, right = self(node.left), self(node.right)
+        folded = _folded_sizes(symbol, left, right)
+        if folded is not None:
+            return folded
         if symbol == "@":
             return self.matmul(node, left, right)
         if symbol in ("&", "|", "^") and not all(
@@ -910,3 +914,20 @@ def _result_bound(python_op, operands: list) -> Optional[float]:
     if python_op == "*":
         return bounds[0] * bounds[1] if len(bounds) == 2 else None
     return sum(bounds)
+
+
+_INT_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+
+
+def _folded_sizes(symbol: str, left: Vec, right: Vec) -> Optional[Vec]:
+    """``img.shape[1] * img.shape[2]``: known sizes of the slices (the same ints on every iteration) combined by
+    Python int arithmetic, exactly; the result is one more known int."""
+    if symbol not in _INT_OPS or left.batched or right.batched:
+        return None
+    values = [v.elem.value for v in (left, right) if isinstance(v.elem, ScalarValue) and v.elem.kind == "int"
+              and type(v.elem.value) is int and str(v.elem.value) == v.text]  # literals only (sizes, folded)
+    if len(values) != 2:
+        return None
+    result = _INT_OPS[symbol](*values)
+    return Vec(str(result), ATOM, ScalarValue("int", result)) if result >= 0 else None
+

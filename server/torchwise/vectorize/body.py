@@ -182,6 +182,9 @@ class BodyTranslator:
         if isinstance(stmt, (ast.Break, ast.Return)):
             raise Inherent("the loop may stop early")
         if isinstance(stmt, ast.Assign):
+            if all(_target(target) is not None for target in stmt.targets):
+                self.chained_stores(stmt, cond)
+                return
             raise Refuse("a chained assignment (`a[i] = b[j] = ...`) in the loop body")
         raise Refuse(f"a `{type(stmt).__name__.lower()}` statement in the loop body")
 
@@ -213,12 +216,25 @@ class BodyTranslator:
                 self.batcher.written_slot(name, parts)
                 self.body.writes.append(scan)
                 return
-            vec = self.batcher(value)
-            constant = number_literal(vec.text) if not vec.batched and cond is None else None
-            self.batcher.written_slot(name, parts, repeatable=None if constant is None else ("number", constant))
-            self.body.writes.append(Store(name, target, vec, cond, stmt, parts, value))
+            self.store(stmt, target, self.batcher(value), value, cond)
             return
         raise Refuse("an assignment target not understood")
+
+    def store(self, stmt, target: ast.Subscript, vec: Vec, value: ast.expr, cond: Optional[Vec]) -> None:
+        name, parts = _target(target)
+        constant = number_literal(vec.text) if not vec.batched and cond is None else None
+        self.batcher.written_slot(name, parts, repeatable=None if constant is None else ("number", constant))
+        self.body.writes.append(Store(name, target, vec, cond, stmt, parts, value))
+
+    def chained_stores(self, stmt: ast.Assign, cond: Optional[Vec]) -> None:
+        """``a[i] = b[i] = v``: Python evaluates ``v`` once, then stores it into each slot, left to right; so do the
+        stores here, each converting the one value to its own tensor's dtype. Scans are single stores only."""
+        vec = self.batcher(stmt.value)
+        if vec.batched and _computed(vec):  # computed once, as the loop does
+            vec = replace(vec, text=self.hoist(_target(stmt.targets[0])[0], vec), prec=ATOM, keepdim=None, kept=0,
+                          moved=None, base=None, fresh=False)
+        for target in stmt.targets:
+            self.store(stmt, target, vec, stmt.value, cond)
 
     _SCAN_CALLS = {"torch.maximum": "max", "torch.minimum": "min", "torch.max": "max", "torch.min": "min"}
 

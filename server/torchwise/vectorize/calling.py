@@ -242,6 +242,13 @@ class Calling:
         receiver = self(node.func.value)
         if name == "trace" and not node.args and not node.keywords and receiver.batched:
             return _trace_of(self, receiver)
+        if name in ("argmax", "argmin") and not node.args and not node.keywords and receiver.batched \
+                and receiver.is_tensor and receiver.rank >= 2:
+            # the index into the flattened slice: the same op of the slice flattened (ties: the first, both ways)
+            flat = ast.Call(func=ast.Attribute(value=node.func.value, attr="flatten", ctx=ast.Load()), args=[],
+                            keywords=[])
+            return self(spelled(ast.Call(func=ast.Attribute(value=spelled(flat, node), attr=name, ctx=ast.Load()),
+                                         args=[], keywords=[]), node))
         if not receiver.batched:
             if not receiver.is_tensor:
                 raise Inherent(f"`.{name}()` of something that is not a tensor")

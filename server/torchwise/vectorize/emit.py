@@ -54,6 +54,10 @@ class Rewrite:
     empty_differs: bool = False  # only the empty loop differs (said in the title)
 
 
+# `if x[i, 1] > 0:` inside `for j`: its mask is (N, 1), and a boolean index must match the (N, M) slots exactly
+_PARTIAL_CONDITION = "a condition that does not vary along every loop, used to select slots (a mask does not broadcast)"
+
+
 class Emitter:
     def __init__(self, matcher, loop: ast.For, batcher, body: Body, levels: list, fresh_name=None):
         self.m = matcher  # the loop matcher: ctx, scope, source, torch(), obligations
@@ -117,6 +121,17 @@ class Emitter:
                 raise Refuse("the lists are stacked by statements that do not follow the loop one after the other")
         return Rewrite(code, message, title, self.lines, self.deletes, after, self.empty_differs)
 
+    def _literal_indices_in_range(self, write: Store, target: TensorValue) -> None:
+        """``out[i, 2] = v``: the vectorized ``out[:, 2] = ...`` raises on a size-2 dim even where the loop does not
+        (it runs zero times, or its condition never holds): an int literal index must be certainly in range."""
+        for position, part in enumerate(write.parts):
+            if isinstance(part, ast.Constant) and type(part.value) is int:
+                size = target.shape[position] if position < len(target.shape) else None
+                if type(size) is not int or not -size <= part.value < size:
+                    raise Refuse(f"`{write.target}`'s index {part.value} may be out of range")
+            if not self.batcher._one_dim(part):
+                return  # the later positions may not be the later dims
+
     def _repeatable(self, key: str) -> bool:
         """Several writes into ``key`` in one iteration whose order cannot matter (``written_slot``): additions into
         slots, or one number into gathered slots (``A[u, v] = 1; A[v, u] = 1``), each written as its own statement."""
@@ -124,6 +139,8 @@ class Emitter:
         kind = self.batcher.repeatable_writes.get(key)
         if kind == "add":
             return all(isinstance(w, Scatter) for w in writes)
+        if kind == "apart":  # stores whose slots never meet (``written_slot``): in any order, each its own statement
+            return all(isinstance(w, Store) for w in writes)
         if kind is None or not all(isinstance(w, Store) for w in writes):
             return False
         target = self.ctx.value(_base_of(writes[0].node))
@@ -194,6 +211,7 @@ class Emitter:
         if not _shaped(target_value):
             # nothing is known of what the loop writes into (a shape from `self.spatial_shape`): say nothing
             raise Inherent(f"`{write.target}`'s shape is unknown")
+        self._literal_indices_in_range(write, target_value)
         plan = self._slots(write.target, target_value, write.parts)
         kind = plan["kind"]
         if kind == "gather":
@@ -376,6 +394,8 @@ class Emitter:
                 raise Refuse("a condition that does not cover every loop dim")
             if not leading:
                 raise Refuse("a conditional store whose loop dims are out of order")
+            if cond.deps != frozenset(range(len(self.levels))):
+                raise Refuse(_PARTIAL_CONDITION)
             mask = cond.text
             if not value.batched:
                 line = f"{view}[{mask}] = {value.text}"
@@ -458,9 +478,15 @@ class Emitter:
             if walk_dims != list(range(len(plan["walks"]))) or order != sorted(order):
                 raise Refuse("a conditional store whose loop dims are out of order")
             line = f"{view}[{cond.text}] = {value.text}" if sel else f"{write.target}[{cond.text}] = {value.text}"
-            slot = len(target.shape) - len(self.levels)
+            # the view's own dims past the loop dims: an int index (`out[i, j, 0]`) drops its dim from the view
+            dropped = sum(1 for part in write.parts if isinstance(part, ast.Constant) and type(part.value) is int)
+            slot = len(target.shape) - len(self.levels) - dropped
+            if slot < 0:
+                raise Refuse("a conditional store whose slots are not understood")
             if cond.batch_dims != len(self.levels) and not one_number:
                 raise Refuse("a condition that does not cover every loop dim")
+            if not one_number and cond.deps != frozenset(range(len(self.levels))):
+                raise Refuse(_PARTIAL_CONDITION)
             if one_number:
                 # one number into the chosen slots: `masked_fill_` (the mask broadcast over each slot's dims)
                 spread = ", ".join([":"] * cond.batch_dims + ["None"] * slot)
@@ -976,6 +1002,10 @@ class Emitter:
                     and write.op in ("+", "-"):
                 self._count(write, init, start)
                 return
+            if write.cond is None and isinstance(value.elem, ScalarValue) and value.elem.kind == "int" \
+                    and write.op in ("+", "-"):
+                self._repeated(write, init, start)
+                return
             raise Refuse(f"`{name}` adds the same value every time")
         if value.parts is not None or not value.exact_cast:
             raise Refuse("an accumulation of a choice between values of different dtypes")
@@ -1056,6 +1086,25 @@ class Emitter:
             line = f"{name} = {counted}"
         else:
             line = f"{name} {write.op}= {counted}" if write.augmented else f"{name} = {name} {write.op} {counted}"
+        self.lines.append(line)
+        self.summary.append(line)
+
+    def _repeated(self, write: Accumulate, init, start) -> None:
+        """``count += img.shape[1] * img.shape[2]``: the same Python int added on every iteration, to a Python int:
+        that int times the number of iterations, exactly (Python ints do not round)."""
+        name = write.name
+        if not (isinstance(start, ScalarValue) and start.kind == "int"):
+            raise Refuse(f"`{name}` adds the same value every time, to a start that is not a Python int")
+        counts = [level.count_text for level in self.levels]
+        if any(count is None for count in counts):
+            raise Refuse(f"`{name}` adds the same value every time, a number of times not known here")
+        total = " * ".join([write.value.atom()] + [wrap(count, precedence_of(count), UNARY) for count in counts])
+        zero = isinstance(init.value, ast.Constant) and type(init.value.value) is int and init.value.value == 0
+        if zero and write.op == "+" and self.m.deletable(init) is not None:
+            self.deletes.append(init)
+            line = f"{name} = {total}"
+        else:
+            line = f"{name} {write.op}= {total}" if write.augmented else f"{name} = {name} {write.op} ({total})"
         self.lines.append(line)
         self.summary.append(line)
 

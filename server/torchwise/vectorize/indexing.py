@@ -128,6 +128,9 @@ class Indexing:
                     and type(parts[0].value) is int:
                 return value.parts[parts[0].value]
             raise Refuse("an index of a tuple result")
+        size = _size_item(value, parts)
+        if size is not None:
+            return size
         if not value.is_tensor or not value.batched or value.ragged is not None:
             raise Refuse("an index of a body value that is not a tensor")
         if value.lost:
@@ -738,12 +741,41 @@ class Indexing:
         reads = self.target_reads.get(name, set())
         if reads - {key}:
             raise Inherent(f"the loop reads `{name}` at another slot than the one it writes (a recurrence)")
+        slots = self.written_parts.setdefault(name, [])
         if name in self.written:
+            if not reads and all(self._apart(parts, other) for other in slots):
+                # `coords[k, 0] = ...; coords[k, 1] = ...`: no slot of one store is ever a slot of the other
+                self.repeatable_writes[name] = "apart"
+                slots.append(parts)
+                return
             if repeatable is None or self.repeatable_writes.get(name) != repeatable or reads:
                 raise Refuse(f"`{name}` is written twice in one iteration")
             return
         self.written.add(name)
         self.repeatable_writes[name] = repeatable
+        slots.append(parts)
+
+    def _apart(self, parts: list, other: list) -> bool:
+        """Two store targets that never share a slot, on any iterations: at one position both are distinct
+        non-negative int literals, and every position before it is one dim in both (an int, a loop index, a plain
+        slice), so that position is the same dim of the tensor."""
+        if len(parts) != len(other):
+            return False
+        for a, b in zip(parts, other):
+            if all(isinstance(p, ast.Constant) and type(p.value) is int and p.value >= 0 for p in (a, b)):
+                if a.value != b.value:
+                    return True
+            if not all(self._one_dim(p) for p in (a, b)):
+                return False
+        return False
+
+    def _one_dim(self, part: ast.expr) -> bool:
+        if isinstance(part, ast.Constant):
+            return type(part.value) is int
+        if isinstance(part, ast.Slice):
+            return all(bound is None or isinstance(bound, ast.Constant) and type(bound.value) is int
+                       for bound in (part.lower, part.upper, part.step))
+        return self.mentions_loop(part) and self.affine(part) is not None
 
     def element_index(self, value: Vec, k: int) -> Vec:
         """``value[k]`` per element (one item of an unpacked row): ``V[:, k]``."""
@@ -802,3 +834,23 @@ def _one_of_batch(node: ast.expr) -> Optional[ast.expr]:
             and node.args[0].value == 0 and type(node.args[0].value) is int:
         return node.func.value
     return None
+
+
+def _size_item(value: Vec, parts: list) -> Optional[Vec]:
+    """``row.shape[1]``: one size of the slices, which is the same number on every iteration (``.shape`` of a
+    batched value is only read where every size is a known int)."""
+    if value.batched or not isinstance(value.elem, SeqValue) or value.elem.items is None or len(parts) != 1:
+        return None
+    part, sign = parts[0], 1
+    if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub):  # `row.shape[-1]`
+        part, sign = part.operand, -1
+    if not (isinstance(part, ast.Constant) and type(part.value) is int):
+        return None
+    items, k = value.elem.items, sign * part.value
+    if not -len(items) <= k < len(items):
+        return None
+    item = items[k]
+    if not (isinstance(item, ScalarValue) and item.kind == "int" and type(item.value) is int):
+        return None
+    return Vec(str(item.value), ATOM, item)
+

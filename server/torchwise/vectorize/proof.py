@@ -249,8 +249,9 @@ def _within(node: ast.AST, scope_node: ast.AST) -> bool:
 
 def own_nodes(scope_node: ast.AST) -> Iterator[ast.AST]:
     """Every node of a scope's own code (nested functions, classes and lambdas excluded)."""
-    stack = list(scope_node.body) if isinstance(scope_node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) \
-        else [scope_node]
+    # A def or class that is a statement of the body is nested code too (its body is another scope).
+    stack = [stmt for stmt in scope_node.body if not isinstance(stmt, _SCOPES)] \
+        if isinstance(scope_node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) else [scope_node]
     while stack:
         node = stack.pop()
         yield node
@@ -260,11 +261,68 @@ def own_nodes(scope_node: ast.AST) -> Iterator[ast.AST]:
 
 
 def captured(scope_node: ast.AST, name: str) -> bool:
-    """A nested function, lambda or class in this scope mentions ``name`` (it may hold the object)."""
-    for node in own_nodes(scope_node):
+    """A nested function, lambda or class in this scope may reach this scope's ``name`` (it may hold the object).
+    A sibling function's own local of the same name is another variable, and does not count."""
+    return any(_reaches_out(nested, name) for nested in nested_scopes(scope_node))
+
+
+def nested_scopes(scope_node: ast.AST) -> Iterator[ast.AST]:
+    """The defs, lambdas and classes directly in a scope's own code (not those inside them)."""
+    for node in (scope_node, *own_nodes(scope_node)):
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, _SCOPES) and mentions(child, name):
-                return True
+            if isinstance(child, _SCOPES) and child is not scope_node:
+                yield child
+
+
+def _reaches_out(nested: ast.AST, name: str) -> bool:
+    """``nested`` (a def, lambda or class) may read or bind the enclosing scope's ``name``. Conservative: any
+    mention counts, except in the body of a function that binds ``name`` itself (its parameters, its stores), where
+    Python's scoping rule makes every mention the function's own."""
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(nested)):
+        return True
+    if not mentions(nested, name):
+        return False
+    if isinstance(nested, ast.ClassDef):
+        # The class's own code (bases, decorators, its body) counts whatever it binds; its methods skip the class
+        # scope and see the enclosing one.
+        return any(isinstance(n, ast.Name) and n.id == name for n in own_nodes(nested)) \
+            or any(_reaches_out(method, name) for method in nested_scopes(nested))
+    # Decorators, defaults and annotations are evaluated in the enclosing scope.
+    outside = [*getattr(nested, "decorator_list", ()), *nested.args.defaults, *nested.args.kw_defaults,
+               getattr(nested, "returns", None), *(a.annotation for a in _parameters(nested.args))]
+    if any(part is not None and mentions(part, name) for part in outside):
+        return True
+    return not _binds_locally(nested, name)
+
+
+def _parameters(args: ast.arguments) -> list:
+    return [a for a in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg) if a is not None]
+
+
+def _binds_locally(function: ast.AST, name: str) -> bool:
+    """``function`` binds ``name`` in its own scope: a parameter, a store, a ``del``, an import, a nested def or
+    class of that name. A comprehension's own targets are the comprehension's, not the function's."""
+    if any(a.arg == name for a in _parameters(function.args)):
+        return True
+    if any(isinstance(nested, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and nested.name == name
+           for nested in nested_scopes(function)):
+        return True
+    own = list(own_nodes(function))
+    targets = {id(t) for node in own if isinstance(node, _COMPREHENSIONS)
+               for g in node.generators for t in ast.walk(g.target)}
+    for node in own:
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and id(node) not in targets:
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (alias.asname or alias.name.split(".")[0]) == name for alias in node.names):
+            return True
+        if isinstance(node, ast.ExceptHandler) and node.name == name:
+            return True
+        if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name == name:
+            return True
+        if isinstance(node, ast.MatchMapping) and node.rest == name:
+            return True
     return False
 
 
