@@ -26,6 +26,7 @@ from typing import Optional
 from torchwise.analysis.dtypes import DType
 from torchwise.analysis.values import ScalarValue, TensorValue
 from torchwise.vectorize.batch import Batcher
+from torchwise.vectorize.carried import carried_tensor
 from torchwise.vectorize.vec import Vec
 from torchwise.vectorize.expr import ATOM, BAND, BOR, UNARY, Inherent, Refuse, no_raising_ops, number_literal, wrap
 
@@ -123,6 +124,7 @@ class BodyTranslator:
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                     self.uses[node.id] = self.uses.get(node.id, 0) + 1
         self._updated_twice(statements)
+        self.statements = statements
         self.block(statements, None)
         return self.body
 
@@ -186,6 +188,11 @@ class BodyTranslator:
                 self.chained_stores(stmt, cond)
                 return
             raise Refuse("a chained assignment (`a[i] = b[j] = ...`) in the loop body")
+        if isinstance(stmt, (ast.For, ast.While)):
+            carried = carried_tensor(getattr(self, "statements", [stmt]))
+            if carried is not None:
+                raise Refuse(f"`{carried}` is written at one slot and read at another: each iteration depends on "
+                             "the ones before, so there is no vectorized form")
         raise Refuse(f"a `{type(stmt).__name__.lower()}` statement in the loop body")
 
     def assign(self, stmt, target: ast.expr, value: ast.expr, cond: Optional[Vec]) -> None:
