@@ -96,6 +96,13 @@ _VIT = dict(image_size=8, patch_size=4, num_classes=3, dim=16, depth=2, heads=2,
 _POOLS = ({"pool": "cls"}, {"pool": "mean"})
 
 
+def _navit(m) -> None:
+    """NaViT takes lists of images of their own sizes (grouped, or grouped for it), with its `device` property."""
+    model = m.NaViT(image_size=16, patch_size=4, num_classes=3, dim=16, depth=1, heads=2, mlp_dim=32, dim_head=8)
+    model([[torch.randn(3, 8, 8), torch.randn(3, 16, 8)], [torch.randn(3, 8, 16)]])
+    model([torch.randn(3, 8, 8), torch.randn(3, 4, 12)], group_images=True, group_max_seq_len=8)
+
+
 def _vit_models() -> list[RealModel]:
     package = (("vit_pytorch", "vit-pytorch/vit_pytorch"),)
     runs = {
@@ -159,6 +166,7 @@ def _vit_models() -> list[RealModel]:
                                             "num_register_slots": (1, 2)}, {}), image_size=16, patch_size=4,
                        num_classes=3, dim=16, depth=1, num_slots=(4, 2), heads=2, dim_head=8, mlp_dim=32),
         # (layers made by functools.partial, ParameterLists of slots)
+        "na_vit": _navit,  # (lists of images: `next(self.parameters()).device`, partials, pad_sequence)
         "mobile_vit": _vision("MobileViT", ((2, 3, 64, 64),), image_size=(64, 64), dims=[16, 16, 16],
                               channels=[8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 32], num_classes=3, depths=(1, 1, 1)),
     }

@@ -275,4 +275,6 @@ def _common_prefix(a: tuple, b: tuple) -> tuple:
 def _iterations(observation: Observation) -> str:
     if not observation.path:
         return ""
-    return " [iteration " + ", ".join(f"line {loop.lineno}: {n}" for loop, n in observation.path) + "]"
+    # (a comprehension has no line of its own: its target's)
+    lines = [getattr(loop, "lineno", None) or loop.target.lineno for loop, _ in observation.path]
+    return " [iteration " + ", ".join(f"line {line}: {n}" for line, (_, n) in zip(lines, observation.path)) + "]"

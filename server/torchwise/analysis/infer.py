@@ -2447,6 +2447,19 @@ class Inference:
             return call.args[0].each
         return None
 
+    def _first_parameter_of_a_module(self, call, env: Env) -> bool:
+        """``next(m.parameters())`` (or ``buffers()``), ``m`` a layer or a module of this file."""
+        node = call.node
+        if len(node.args) != 1 or node.keywords or call.starred:
+            return False
+        inner = node.args[0]
+        if not isinstance(inner, ast.Call) or inner.args or inner.keywords \
+                or not isinstance(inner.func, ast.Attribute) or inner.func.attr not in ("parameters", "buffers"):
+            return False
+        receiver = self.eval(inner.func.value, env)
+        return isinstance(receiver, ModuleValue) or isinstance(receiver, InstanceValue) \
+            and self._is_module_class(receiver.class_name)
+
     def _forget_list_items(self, env: Env) -> None:
         """A list changed in place (``rows.append(t)``): any name may alias it, so forget every list's items."""
         vars = env.vars
@@ -2464,6 +2477,10 @@ class Inference:
         owner = env.scope.owner_of(name)
         if owner is None and name == "map":
             return self._map(call, env)
+        if owner is None and name == "next" and self._first_parameter_of_a_module(call, env):
+            # `next(self.parameters()).device` (NaViT's `device` property): one of the module's parameters, a
+            # tensor of which nothing else is known (a module without any raises StopIteration: no call returns).
+            return TensorValue()
         if owner is None:
             return ops.call_builtin(self, name, call)
         if owner is self.index.module_scope:
@@ -3025,11 +3042,16 @@ def _specializable(node, scope: Scope) -> bool:
 
 
 def _partial_layer(node: ast.Call, call, env: Env) -> Optional[PartialValue]:
-    """``partial(nn.Linear, bias = False)``: a layer class of torch with keywords only (positional arguments
-    would shift the call's, which layers read by position); anything else is not followed."""
+    """``partial(nn.Linear, bias = False)``: a layer class or a function of torch with keywords only (positional
+    arguments would shift the call's, which ops read by position); anything else is not followed."""
     if call.starred or len(node.args) != 1 or any(k.arg is None for k in node.keywords):
         return None
     layer = env.scope.qualname(node.args[0])
+    if layer is not None and layer.startswith("torch.") and layer.rsplit(".", 1)[1][:1].islower() \
+            and not layer.endswith("_") and not layer.startswith(("torch.nn.init.", "torch.optim.", "torch.utils.")):
+        # `partial(torch.arange, device = device)`: a function of torch, called with these keywords added (an
+        # unknown value stays an unknown keyword, as in a direct call).
+        return PartialValue(layer, tuple(call.kwargs.items()))
     if layer is None or not layer.startswith("torch.nn.") or layer.count(".") != 2 \
             or layer.rsplit(".", 1)[1] not in LAYERS:
         return None

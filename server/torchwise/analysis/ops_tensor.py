@@ -847,6 +847,46 @@ def _cat(inf, call: Call):
                    device=devices.pop() if len(devices) == 1 else None)
 
 
+@_register(TORCH_FUNCTIONS, "torch.nn.utils.rnn.pad_sequence")
+def _pad_sequence(inf, call: Call):
+    """``pad_sequence(seqs, batch_first=True)``: sequences ``(L_i, *rest)`` of one ``rest``, padded to the longest:
+    ``(B, L, *rest)``, or ``(L, B, *rest)`` without ``batch_first``; the first sequence's dtype. ``L`` is the
+    longest length where every length is known or all are one, else a size of its own; an empty list raises."""
+    if call.starred or len(call.args) > 4 or call.kwargs.keys() - {"sequences", "batch_first", "padding_value",
+                                                                   "padding_side"}:
+        return None
+    flag = call.get(1, "batch_first") if call.given(1, "batch_first") else ScalarValue("bool", False)
+    if not (isinstance(flag, ScalarValue) and flag.kind == "bool" and isinstance(flag.value, bool)):
+        return None
+    given = call.get(0, "sequences")
+    tensors = _tensor_list(given)
+    if tensors:
+        count = len(tensors)
+    elif isinstance(given, SeqValue) and given.items is None and isinstance(given.element, TensorValue):
+        tensors = [given.element]  # alike items (appended in a loop): how many is the list's length
+        count = given.length if given.length is not None else Sym.fresh("n")
+    else:
+        return None
+    if any(t.shape is None or not t.shape for t in tensors) \
+            or any(len(t.shape) != len(tensors[0].shape) for t in tensors):
+        return None  # (0-d sequences raise; ranks that differ raise or broadcast)
+    rest = tensors[0].shape[1:]
+    if any(not all(dim_eq(a, b) for a, b in zip(t.shape[1:], rest)) for t in tensors[1:]):
+        return None
+    lengths = [t.shape[0] for t in tensors]
+    if given.items is None:
+        longest = lengths[0] if isinstance(lengths[0], int) else Sym.fresh("n")  # (one symbol, a size per item)
+    elif all(isinstance(n, int) for n in lengths):
+        longest = max(lengths)
+    else:
+        longest = lengths[0] if all(dim_eq(n, lengths[0]) for n in lengths) else Sym.fresh("n")
+    shape = (count, longest, *rest) if flag.value else (longest, count, *rest)
+    dtypes_seen = {t.dtype for t in tensors}
+    devices = {t.device for t in tensors}
+    return derived(inf, tensors[0], *tensors[1:], dtype=dtypes_seen.pop() if len(dtypes_seen) == 1 else None,
+                   shape=shape, device=devices.pop() if len(devices) == 1 else None)
+
+
 @_register(TORCH_FUNCTIONS, "torch.meshgrid")
 def _meshgrid(inf, call: Call):
     """``torch.meshgrid(a, b, indexing="ij")``: one expanded view per input, each of shape ``(len(a), len(b), ...)``
