@@ -18,6 +18,7 @@ the caller marks it used up when ``parse`` says it moved something.
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from dataclasses import dataclass
 from itertools import compress, count
@@ -41,7 +42,7 @@ def parse(text: str, lines: list[str], previous: Parsed | None,
     """``ast.parse(text)`` reusing ``previous`` where the text did not change, and whether statements of
     ``previous`` were moved (it must not be reused again). Raises SyntaxError."""
     if previous is None or not previous.tree.body:
-        return ast.parse(text, filename=filename), False
+        return parse_whole(text, lines, filename), False
     old, new = previous.lines, lines
     limit = min(len(old), len(new))
     prefix = _common_run(old, new, limit)
@@ -63,18 +64,59 @@ def parse(text: str, lines: list[str], previous: Parsed | None,
     # The middle in the new text: from where the reused head ends to where the reused tail starts.
     new_middle_end = middle_end + delta
     if new_middle_end < middle_start:
-        return ast.parse(text, filename=filename), False
+        return parse_whole(text, lines, filename), False
     middle_text = "".join(new[middle_start:new_middle_end])
     try:
         middle = ast.parse(middle_text, filename=filename)
     except (SyntaxError, ValueError):
-        return ast.parse(text, filename=filename), False
+        return parse_whole(text, lines, filename), False
     if middle_start:
         _shift_lines(middle.body, middle_start)
     if delta:
         _shift_lines(tail, delta)
     return ast.Module(body=[*head, *middle.body, *tail], type_ignores=[]), bool(delta and tail)
 
+
+# Lines per piece of a long text parsed a piece at a time (see parse_whole).
+PIECE_LINES = 4000
+# A line that may start a top-level statement: code at column 0 that is not a compound statement's next clause.
+_STATEMENT_START = re.compile(r"(?!(?:else|elif|except|finally)\b)[A-Za-z_@]")
+
+
+def parse_whole(text: str, lines: list[str], filename: str = "<string>") -> ast.Module:
+    """``ast.parse(text)``, a piece of whole top-level statements at a time where the text is long: ast.parse holds
+    its C tree (about the size of the Python tree it makes: ~350 MB for a 200k-line file) until it returns, and the
+    process keeps that peak. A piece is cut before a line of code at column 0; one that does not parse on its own
+    (the cut fell inside a string, or the file has an error) is joined to the next ones, twice, and then the whole
+    text is parsed (for its own error). A piece that parses alone ends outside any string, bracket or continuation,
+    so the line after it starts a statement at the top level: the tree is the very tree of one parse. Each piece is
+    padded with the newlines before it, so its line numbers are the file's (no walk to move them)."""
+    if len(lines) <= 2 * PIECE_LINES:
+        return ast.parse(text, filename=filename)
+    body, start, cuts = [], 0, _cuts(lines)
+    end, joined = next(cuts, len(lines)), 0
+    while start < len(lines):
+        try:
+            piece = ast.parse("\n" * start + "".join(lines[start:end]), filename=filename)
+        except (SyntaxError, ValueError):
+            if end == len(lines) or joined == 2:
+                return ast.parse(text, filename=filename)
+            end, joined = next(cuts, len(lines)), joined + 1
+            continue
+        body += piece.body
+        start, end, joined = end, next(cuts, len(lines)), 0
+    return ast.Module(body=body, type_ignores=[])
+
+
+def _cuts(lines: list[str]):
+    """Where pieces of about PIECE_LINES lines may be cut: 0-based lines that may start a top-level statement."""
+    match, at = _STATEMENT_START.match, PIECE_LINES
+    while at < len(lines):
+        if match(lines[at]):
+            yield at
+            at += PIECE_LINES
+        else:
+            at += 1
 
 
 def _common_run(old, new, limit: int) -> int:
